@@ -1,0 +1,51 @@
+/**
+ * The shared endpoint types every discovery source produces and the router
+ * consumes. Endpoint sets are immutable: a change is a new set with a higher
+ * version.
+ */
+
+/** One inference server the router may send requests to. */
+export interface Endpoint {
+  /** Stable id, unique within a set; used as the `backend` metric label. */
+  readonly id: string;
+  /** Base URL (scheme, host, port, optional path prefix, no trailing slash). */
+  readonly url: string;
+  /**
+   * Models the endpoint serves. `undefined` while unknown (the model probe
+   * will ask the endpoint); an endpoint with unknown models is not routable.
+   */
+  readonly models: readonly string[] | undefined;
+  /** Labels from the source (pod labels, or empty for static endpoints). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The source considers it able to take new requests (e.g. pod Ready). */
+  readonly ready: boolean;
+  /** Leaving: no new requests, in-flight ones finish. */
+  readonly draining: boolean;
+}
+
+/** An immutable snapshot of the endpoints one source (or the union) knows. */
+export interface EndpointSet {
+  /** Increases with every change; never reused. */
+  readonly version: number;
+  readonly endpoints: readonly Endpoint[];
+}
+
+/** Receives every new endpoint set, in order. Must not throw. */
+export type EndpointSetListener = (set: EndpointSet) => void;
+
+/**
+ * A producer of endpoint sets (static list, Kubernetes pods, EndpointSlices).
+ * `start` delivers the first set as soon as it is known (synchronously for
+ * static sources); `stop` releases timers and connections.
+ */
+export interface EndpointSource {
+  start(listener: EndpointSetListener): void;
+  stop(): Promise<void>;
+}
+
+/** Normalises a base URL: lower-case scheme and host, no trailing slash. */
+export function normaliseBaseUrl(raw: string): string {
+  const url = new URL(raw);
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.protocol}//${url.host}${path}`;
+}

@@ -1,0 +1,171 @@
+/**
+ * Fills in the models of endpoints whose source did not say (static backends,
+ * pods without a models label) by asking each endpoint's `/v1/models`, and
+ * keeps the answer fresh in the background. Wraps another source and emits
+ * derived endpoint sets; an endpoint stays unroutable until its models are
+ * known, and keeps its last known models when a later refresh fails.
+ */
+import type { Dispatcher } from 'undici';
+import type { Endpoint, EndpointSet, EndpointSetListener, EndpointSource } from './endpoint.ts';
+
+/** Fetches the model ids an endpoint serves. Rejects on any failure. */
+export type ModelFetcher = (baseUrl: string) => Promise<readonly string[]>;
+
+/** What the probe knows about one endpoint, for `/debug/endpoints`. */
+export interface ModelProbeStatus {
+  readonly models: readonly string[] | undefined;
+  /** Epoch ms of the last successful fetch, or undefined. */
+  readonly fetchedAt: number | undefined;
+  /** Short description of the last failure, cleared on success. */
+  readonly lastError: string | undefined;
+}
+
+/** Timing of the probe, in milliseconds. */
+export interface ModelProbeTiming {
+  readonly intervalMs: number;
+  readonly retryMs: number;
+}
+
+interface ProbeState {
+  models: readonly string[] | undefined;
+  fetchedAt: number | undefined;
+  lastError: string | undefined;
+  timer: NodeJS.Timeout | undefined;
+  inFlight: boolean;
+}
+
+const MAX_MODELS_BODY_BYTES = 1024 * 1024;
+
+/** A source decorator that resolves unknown endpoint models through `/v1/models`. */
+export class ModelProbe implements EndpointSource {
+  readonly #inner: EndpointSource;
+  readonly #fetchModels: ModelFetcher;
+  readonly #timing: ModelProbeTiming;
+  readonly #states = new Map<string, ProbeState>();
+  #base: EndpointSet | undefined;
+  #listener: EndpointSetListener | undefined;
+  #version = 0;
+  #stopped = false;
+
+  constructor(inner: EndpointSource, fetchModels: ModelFetcher, timing: ModelProbeTiming) {
+    this.#inner = inner;
+    this.#fetchModels = fetchModels;
+    this.#timing = timing;
+  }
+
+  start(listener: EndpointSetListener): void {
+    this.#listener = listener;
+    this.#inner.start((set) => this.#onBaseSet(set));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const state of this.#states.values()) clearTimeout(state.timer);
+    this.#states.clear();
+    await this.#inner.stop();
+  }
+
+  /** The probe's view of one endpoint URL, or undefined when it does not probe it. */
+  status(url: string): ModelProbeStatus | undefined {
+    const state = this.#states.get(url);
+    return state && { models: state.models, fetchedAt: state.fetchedAt, lastError: state.lastError };
+  }
+
+  #onBaseSet(set: EndpointSet): void {
+    this.#base = set;
+    const wanted = new Set(set.endpoints.filter((e) => e.models === undefined).map((e) => e.url));
+    for (const [url, state] of this.#states) {
+      if (!wanted.has(url)) {
+        clearTimeout(state.timer);
+        this.#states.delete(url);
+      }
+    }
+    for (const url of wanted) {
+      if (this.#states.has(url)) continue;
+      const state: ProbeState = { models: undefined, fetchedAt: undefined, lastError: undefined, timer: undefined, inFlight: false };
+      this.#states.set(url, state);
+      void this.#probe(url, state);
+    }
+    this.#emit();
+  }
+
+  async #probe(url: string, state: ProbeState): Promise<void> {
+    if (state.inFlight || this.#stopped) return;
+    state.inFlight = true;
+    let changed = false;
+    try {
+      const models = [...(await this.#fetchModels(url))].sort();
+      changed = state.models === undefined || state.models.join('\n') !== models.join('\n');
+      state.models = models;
+      state.fetchedAt = Date.now();
+      state.lastError = undefined;
+    } catch (err) {
+      state.lastError = err instanceof Error ? err.message : String(err);
+    } finally {
+      state.inFlight = false;
+    }
+    if (this.#states.get(url) !== state) return; // endpoint left while we were asking
+    const delay = state.models === undefined ? this.#timing.retryMs : this.#timing.intervalMs;
+    state.timer = setTimeout(() => void this.#probe(url, state), delay);
+    state.timer.unref();
+    if (changed) this.#emit();
+  }
+
+  #emit(): void {
+    const base = this.#base;
+    if (base === undefined || this.#listener === undefined) return;
+    const endpoints = base.endpoints.map((endpoint): Endpoint => {
+      if (endpoint.models !== undefined) return endpoint;
+      return { ...endpoint, models: this.#states.get(endpoint.url)?.models };
+    });
+    this.#listener({ version: ++this.#version, endpoints });
+  }
+}
+
+/**
+ * The production {@link ModelFetcher}: GET `{baseUrl}/v1/models` through the
+ * given dispatcher, with a timeout and a body size cap, optionally sending
+ * the engines' API key.
+ */
+export function httpModelFetcher(dispatcher: Dispatcher, timeoutMs: number, authorization?: string): ModelFetcher {
+  return async (baseUrl) => {
+    const url = new URL(`${baseUrl}/v1/models`);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (authorization !== undefined) headers['authorization'] = authorization;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const response = await dispatcher.request({
+      origin: url.origin,
+      path: url.pathname,
+      method: 'GET',
+      headers,
+      signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_MODELS_BODY_BYTES) {
+        response.body.destroy();
+        throw new Error('models response too large');
+      }
+      chunks.push(chunk);
+    }
+    if (response.statusCode !== 200) throw new Error(`models request answered ${response.statusCode}`);
+    return parseModelList(Buffer.concat(chunks).toString('utf8'));
+  };
+}
+
+/** Extracts model ids from an OpenAI `/v1/models` body. @throws on any other shape. */
+export function parseModelList(text: string): string[] {
+  const parsed: unknown = JSON.parse(text);
+  const data = (parsed as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) throw new Error('models response has no data list');
+  const ids: string[] = [];
+  for (const item of data) {
+    const id = (item as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' && id !== '') ids.push(id);
+  }
+  return ids;
+}

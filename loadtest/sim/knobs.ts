@@ -1,0 +1,102 @@
+/**
+ * Behaviour knobs of the engine simulator. Each can be set for the whole
+ * process (CLI flags) and overridden per request with an `x-sim-<knob>`
+ * header (kebab-case), so one simulator serves many test cases.
+ */
+
+/** All knobs; times in milliseconds. */
+export interface SimKnobs {
+  /** Max concurrently running sequences; extra requests wait (and show in num_requests_waiting). */
+  maxSeqs: number;
+  /** Time to first token once a request runs (ms). */
+  ttftMs: number;
+  /** Inter-token latency (ms). */
+  itlMs: number;
+  /** Output tokens per response. */
+  outputTokens: number;
+  /** Tool-call argument size when the request offers tools (bytes). */
+  toolArgsBytes: number;
+  /** Write response bytes in arbitrary splits (inside UTF-8 characters and SSE separators). */
+  split: boolean;
+  /** Share of requests answered 500 (0-1). */
+  failRate: number;
+  /** Destroy the connection after this many body writes (0: never). */
+  dieAfterChunks: number;
+  /** Accept requests and never answer them. */
+  stall: boolean;
+  /** Delay before sending response headers (ms). */
+  slowHeadersMs: number;
+  /** Destroy every connection as soon as it is accepted. */
+  refuse: boolean;
+}
+
+/** Defaults: a small, quick engine. */
+export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
+  maxSeqs: 16,
+  ttftMs: 20,
+  itlMs: 5,
+  outputTokens: 16,
+  toolArgsBytes: 1536,
+  split: false,
+  failRate: 0,
+  dieAfterChunks: 0,
+  stall: false,
+  slowHeadersMs: 0,
+  refuse: false,
+});
+
+const KEYS = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];
+
+/** `maxSeqs` → `max-seqs`. */
+export function kebabKnob(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function parseValue(key: keyof SimKnobs, raw: string): number | boolean {
+  if (typeof DEFAULT_KNOBS[key] === 'boolean') return raw === '' || raw === 'true' || raw === '1';
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`--${kebabKnob(key)}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** Applies `x-sim-*` request headers on top of `base`. Unknown or bad values are ignored. */
+export function knobsForRequest(base: Readonly<SimKnobs>, headers: Readonly<Record<string, string | string[] | undefined>>): SimKnobs {
+  let out: SimKnobs | undefined;
+  for (const key of KEYS) {
+    const raw = headers[`x-sim-${kebabKnob(key)}`];
+    if (typeof raw !== 'string') continue;
+    try {
+      out ??= { ...base };
+      (out as unknown as Record<string, number | boolean>)[key] = parseValue(key, raw);
+    } catch {
+      // a test helper header with a bad value: keep the process default
+    }
+  }
+  return out ?? (base as SimKnobs);
+}
+
+/** Parses `--knob value` flags; returns the knobs and the flags it did not know. */
+export function knobsFromFlags(argv: readonly string[]): { knobs: SimKnobs; rest: string[] } {
+  const knobs: SimKnobs = { ...DEFAULT_KNOBS };
+  const rest: string[] = [];
+  const byFlag = new Map(KEYS.map((key) => [kebabKnob(key), key]));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.startsWith('--') ? (arg.slice(2).split('=', 2) as [string, string | undefined]) : ['', undefined];
+    const key = byFlag.get(flag);
+    if (key === undefined) {
+      rest.push(arg);
+      continue;
+    }
+    let raw = inline;
+    if (raw === undefined && typeof DEFAULT_KNOBS[key] !== 'boolean') raw = argv[++i];
+    if (raw === undefined && typeof DEFAULT_KNOBS[key] !== 'boolean') throw new Error(`--${flag} needs a value`);
+    (knobs as unknown as Record<string, number | boolean>)[key] = parseValue(key, raw ?? '');
+  }
+  return { knobs, rest };
+}
+
+/** Help lines for the knobs. */
+export function knobsHelp(): string {
+  return KEYS.map((key) => `  --${kebabKnob(key)} ${typeof DEFAULT_KNOBS[key] === 'boolean' ? '' : 'N '}(default ${String(DEFAULT_KNOBS[key])})`).join('\n');
+}

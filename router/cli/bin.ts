@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/**
+ * The `switchyard` command: `serve` runs the router, `sim` the engine
+ * simulator, `bench` the load generator.
+ */
+import { serve } from './serve.ts';
+import { sim } from './sim.ts';
+
+const USAGE = `Usage: switchyard <command> [options]
+
+Commands:
+  serve   run the router (switchyard serve --help)
+  sim     run the engine simulator (switchyard sim --help)
+  bench   run the benchmark (switchyard bench --help)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest, process.env);
+    case 'sim':
+      return sim(rest);
+    case 'bench': {
+      const { bench } = await import('../../loadtest/bench/cli.ts');
+      return bench(rest);
+    }
+    default:
+      console.log(USAGE);
+      return command === undefined || command === '--help' || command === '-h' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);

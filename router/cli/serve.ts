@@ -1,0 +1,45 @@
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { helpText } from '../config/options.ts';
+import { Router } from '../compose.ts';
+
+const USAGE = `Usage: switchyard serve [--config FILE] [options]
+
+Runs the router. Every option can also be set in the config file (YAML or
+JSON, nested as in the reference) and as an environment variable.
+Precedence: flags > environment > config file > defaults.
+
+  --config FILE
+      YAML or JSON config file. Env: SWITCHYARD_CONFIG.
+${helpText()}
+`;
+
+/** `switchyard serve`: returns the process exit code once the router has stopped. */
+export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let loaded;
+  try {
+    loaded = loadConfig(argv, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`switchyard: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (loaded.kind === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const router = new Router(loaded.config);
+  await router.start();
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      router.logger.info({ signal }, 'shutdown requested');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      router.drainAndClose().then(resolve, resolve);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  return 0;
+}

@@ -1,0 +1,45 @@
+import { EngineSimulator } from '../../loadtest/sim/server.ts';
+import { knobsFromFlags, knobsHelp } from '../../loadtest/sim/knobs.ts';
+
+const USAGE = `Usage: switchyard sim --listen HOST:PORT --model NAME [knobs]
+
+Runs the engine simulator (an OpenAI/vLLM look-alike). Knobs (times in ms):
+${knobsHelp()}
+Each knob can also be set per request with an x-sim-<knob> header.
+`;
+
+/** `switchyard sim`: runs until SIGTERM/SIGINT. */
+export async function sim(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  let listen = '127.0.0.1:8000';
+  let model = 'sim-model';
+  let parsed;
+  try {
+    parsed = knobsFromFlags(argv);
+    for (let i = 0; i < parsed.rest.length; i++) {
+      const arg = parsed.rest[i] as string;
+      const [flag, inline] = arg.split('=', 2) as [string, string | undefined];
+      const value = inline ?? parsed.rest[++i];
+      if (value === undefined) throw new Error(`${flag} needs a value`);
+      if (flag === '--listen') listen = value;
+      else if (flag === '--model') model = value;
+      else throw new Error(`unknown flag ${flag} (see --help)`);
+    }
+  } catch (err) {
+    console.error(`switchyard sim: ${(err as Error).message}`);
+    return 2;
+  }
+  const colon = listen.lastIndexOf(':');
+  const engine = new EngineSimulator({ model, knobs: parsed.knobs });
+  const port = await engine.listen(listen.slice(0, colon), Number(listen.slice(colon + 1)));
+  console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, knobs: engine.knobs }));
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await engine.close();
+  return 0;
+}

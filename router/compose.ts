@@ -1,0 +1,182 @@
+/**
+ * The composition root: builds the whole router from validated configuration.
+ * The only place that wires modules together; nothing else reads the
+ * environment.
+ */
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { Agent } from 'undici';
+import type { EndpointSource } from '../discovery/endpoint.ts';
+import { ModelProbe, httpModelFetcher } from '../discovery/model-probe.ts';
+import { StaticEndpointSource } from '../discovery/static-source.ts';
+import type { Config } from './config/schema.ts';
+import { LoadView } from './load/load-view.ts';
+import { createLogger, type Logger } from './log.ts';
+import { RouterMetrics } from './metrics/metrics.ts';
+import { LeastInFlightPolicy } from './policy/least-in-flight.ts';
+import { Forwarder } from './proxy/forwarder.ts';
+import type { AuthorizationRule } from './proxy/headers.ts';
+import { createAdminApp } from './server/admin-app.ts';
+import { createControlApp } from './server/control-app.ts';
+import { createHttpServer, listen } from './server/http-server.ts';
+import { Lifecycle } from './server/lifecycle.ts';
+import { createTrafficListener } from './server/traffic-listener.ts';
+
+/** Ports actually bound (useful when configured as 0). */
+export interface BoundPorts {
+  readonly traffic: number;
+  readonly admin: number;
+}
+
+/** Optional overrides for embedding the router (tests, demo). */
+export interface RouterOptions {
+  readonly logger?: Logger;
+  /** Endpoint source instead of the static list from config. */
+  readonly source?: EndpointSource;
+}
+
+/** A fully wired router process. */
+export class Router {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly view = new LoadView();
+  readonly metrics: RouterMetrics;
+  readonly lifecycle = new Lifecycle();
+  readonly #source: EndpointSource;
+  readonly #probe: ModelProbe;
+  readonly #upstream: Agent;
+  readonly #probeAgent: Agent;
+  readonly #traffic: Server;
+  readonly #admin: Server;
+  #inFlight = 0;
+
+  constructor(config: Config, options: RouterOptions = {}) {
+    this.config = config;
+    this.logger = options.logger ?? createLogger(config.logLevel);
+    const authorization = authorizationRule(config);
+    this.#upstream = new Agent({
+      connections: config.upstream.connectionsPerEndpoint,
+      connect: { timeout: config.timeouts.connectMs },
+      pipelining: 1,
+    });
+    this.#probeAgent = new Agent({ connections: 4, connect: { timeout: config.timeouts.connectMs } });
+    this.#source = options.source ?? new StaticEndpointSource(config.backends);
+    const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
+    this.#probe = new ModelProbe(
+      this.#source,
+      httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, probeAuthorization),
+      config.modelsRefresh,
+    );
+    this.metrics = new RouterMetrics({
+      backendInFlight: () => [...this.view.all()].map((s) => [s.id, s.inFlight] as const),
+      routerInFlight: () => this.#inFlight,
+    });
+    const forwarder = new Forwarder({
+      dispatcher: this.#upstream,
+      load: this.view,
+      metrics: this.metrics,
+      timeouts: config.timeouts,
+      retry: config.upstream.retry,
+      requestIdHeader: config.requestIdHeader,
+      onUpstreamFailure: (backend, kind) => this.logger.debug({ backend, kind }, 'upstream request failed'),
+    });
+    const readinessState = () => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining });
+    const control = createControlApp({
+      routableModels: () => this.view.routableModels(),
+      readiness: readinessState,
+      startedAtS: Math.floor(Date.now() / 1000),
+    });
+    const trafficListener = createTrafficListener({
+      view: this.view,
+      policy: new LeastInFlightPolicy(Math.random),
+      forward: (request) => forwarder.forward(request),
+      countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
+      inFlight: { increment: () => this.#inFlight++, decrement: () => this.#inFlight-- },
+      closing: () => this.lifecycle.closing,
+      fallback: getRequestListener(control.fetch, { overrideGlobalObjects: false }),
+      limits: config.server,
+      requestIdHeader: config.requestIdHeader,
+      sessionHeader: config.routing.sessionHeader,
+      defaultModel: config.routing.defaultModel,
+      authorization,
+    });
+    this.#traffic = createHttpServer(config.server, trafficListener);
+    const admin = createAdminApp({
+      registry: this.metrics.registry,
+      readiness: readinessState,
+      debugEndpoints: () => this.debugEndpoints(),
+    });
+    this.#admin = createHttpServer(config.server, getRequestListener(admin.fetch, { overrideGlobalObjects: false }));
+  }
+
+  /** Requests open on the traffic port right now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Starts discovery and both listeners. */
+  async start(): Promise<BoundPorts> {
+    this.#probe.start((set) => {
+      const before = new Set([...this.view.all()].map((s) => s.id));
+      this.view.update(set);
+      for (const state of this.view.all()) before.delete(state.id);
+      for (const gone of before) this.metrics.forgetBackend(gone);
+      this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
+    });
+    const admin = await listen(this.#admin, this.config.adminListen, 511);
+    const traffic = await listen(this.#traffic, this.config.listen, this.config.server.listenBacklog);
+    this.logger.info({ traffic, admin }, 'switchyard listening');
+    return { traffic, admin };
+  }
+
+  /** SIGTERM behaviour: drain, then release everything. Resolves when the process may exit 0. */
+  async drainAndClose(): Promise<void> {
+    await this.lifecycle.drain(
+      { traffic: this.#traffic, inFlight: () => this.#inFlight, logger: this.logger },
+      this.config.lifecycle,
+    );
+    await this.close();
+  }
+
+  /** Closes listeners, discovery and upstream connections at once (no drain). */
+  async close(): Promise<void> {
+    this.#traffic.close();
+    this.#traffic.closeAllConnections();
+    this.#admin.close();
+    this.#admin.closeAllConnections();
+    await this.#probe.stop();
+    await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
+  }
+
+  /** The `/debug/endpoints` document. */
+  debugEndpoints(): unknown {
+    return {
+      version: this.view.version,
+      synced: this.view.synced,
+      routerInFlight: this.#inFlight,
+      endpoints: [...this.view.all()].map((state) => ({
+        id: state.id,
+        url: state.endpoint.url,
+        models: state.endpoint.models ?? null,
+        ready: state.endpoint.ready,
+        draining: state.endpoint.draining,
+        routable: state.routable,
+        inFlight: state.inFlight,
+        health: {
+          consecutiveFailures: state.consecutiveFailures,
+          lastFailureKind: state.lastFailureKind ?? null,
+          lastFailureAt: state.lastFailureAt === undefined ? null : new Date(state.lastFailureAt).toISOString(),
+          modelProbe: this.#probe.status(state.endpoint.url) ?? null,
+        },
+      })),
+    };
+  }
+}
+
+function authorizationRule(config: Config): AuthorizationRule {
+  const file = config.upstream.apiKeyFile;
+  const key = file !== undefined ? readFileSync(file, 'utf8').trim() : config.upstream.apiKey;
+  if (key !== undefined && key !== '') return { kind: 'replace', value: `Bearer ${key}` };
+  return config.upstream.forwardClientAuthorization ? { kind: 'forward' } : { kind: 'strip' };
+}

@@ -1,0 +1,88 @@
+/**
+ * Derives the flat option table (flag, env var, type, default, description)
+ * from the configuration schema, so flags, env vars and `--help` can never
+ * drift from the schema.
+ */
+import { z } from 'zod';
+import { configSchema } from './schema.ts';
+
+/** The value kinds a leaf option can have. */
+export type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'string-list';
+
+/** One leaf of the configuration schema. */
+export interface OptionSpec {
+  /** Path in the config object, e.g. `['timeouts', 'connectMs']`. */
+  readonly path: readonly string[];
+  /** Command-line flag without dashes, e.g. `timeouts-connect-ms`. */
+  readonly flag: string;
+  /** Environment variable, e.g. `SWITCHYARD_TIMEOUTS_CONNECT_MS`. */
+  readonly env: string;
+  readonly kind: OptionKind;
+  readonly description: string;
+  readonly defaultValue: unknown;
+  readonly choices: readonly string[] | undefined;
+}
+
+/** Flags that read better singular on the command line. */
+const FLAG_ALIASES: Readonly<Record<string, string>> = { backends: 'backend' };
+
+interface JsonSchemaNode {
+  type?: string;
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+  default?: unknown;
+  description?: string;
+  enum?: string[];
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function kindOf(node: JsonSchemaNode): OptionKind {
+  if (node.type === 'array') return 'string-list';
+  if (node.type === 'integer' || node.type === 'number' || node.type === 'boolean') return node.type;
+  return 'string';
+}
+
+function collect(node: JsonSchemaNode, path: string[], out: OptionSpec[]): void {
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    const childPath = [...path, key];
+    if (child.type === 'object') {
+      collect(child, childPath, out);
+      continue;
+    }
+    const flag = childPath.map((part) => FLAG_ALIASES[part] ?? kebab(part)).join('-');
+    out.push({
+      path: childPath,
+      flag,
+      env: `SWITCHYARD_${flag.replace(/-/g, '_').toUpperCase()}`,
+      kind: kindOf(child),
+      description: child.description ?? '',
+      defaultValue: child.default,
+      choices: child.enum,
+    });
+  }
+}
+
+function buildOptions(): readonly OptionSpec[] {
+  const out: OptionSpec[] = [];
+  collect(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode, [], out);
+  return Object.freeze(out);
+}
+
+/** Every leaf option of the configuration schema, in schema order. */
+export const OPTIONS: readonly OptionSpec[] = buildOptions();
+
+/** Renders the option table as `--help` text. */
+export function helpText(): string {
+  const lines: string[] = [];
+  for (const option of OPTIONS) {
+    const value = option.kind === 'boolean' ? '[true|false]' : option.kind === 'string-list' ? 'VALUE ...' : 'VALUE';
+    const defaultText = option.defaultValue === undefined ? 'unset' : JSON.stringify(option.defaultValue);
+    const choices = option.choices ? ` One of: ${option.choices.join(', ')}.` : '';
+    lines.push(`  --${option.flag} ${value}`);
+    lines.push(`      ${option.description}${choices} Default: ${defaultText}. Env: ${option.env}.`);
+  }
+  return lines.join('\n');
+}

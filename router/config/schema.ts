@@ -1,0 +1,137 @@
+/**
+ * The one configuration schema of switchyard. Defaults, the config file,
+ * `SWITCHYARD_*` environment variables and command-line flags are all read
+ * through it (precedence: flags > env > file > defaults), and the same schema
+ * generates `--help` and the configuration reference.
+ *
+ * Every field has a description (shown by `--help`) and a unit in its name or
+ * description. Durations are milliseconds, sizes are bytes.
+ */
+import { z } from 'zod';
+
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 0.0.0.0:8080')
+  .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'port must be 0-65535');
+
+const backendUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine((value) => new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment');
+
+const positiveMs = z.number().int().positive();
+
+const timeouts = z
+  .object({
+    connectMs: positiveMs.default(5_000).describe('Upstream TCP connect timeout (ms).'),
+    streamFirstByteMs: positiveMs
+      .default(120_000)
+      .describe('stream:true: max time from sending the request to the first response body byte (ms).'),
+    streamChunkGapMs: positiveMs
+      .default(120_000)
+      .describe('stream:true: max gap between two response body chunks (ms); there is no total cap.'),
+    responseMs: positiveMs
+      .default(600_000)
+      .describe('Non-streaming requests: budget for the whole upstream response (ms).'),
+  })
+  .prefault({})
+  .describe('Upstream timeouts for every phase of a request.');
+
+const server = z
+  .object({
+    headersTimeoutMs: positiveMs.default(30_000).describe('Max time for a client to send request headers (ms); stops slowloris.'),
+    requestTimeoutMs: positiveMs
+      .default(300_000)
+      .describe('Max time for a client to send the whole request, body included (ms).'),
+    keepAliveTimeoutMs: positiveMs
+      .default(650_000)
+      .describe('Idle keep-alive time for client connections (ms); above common load balancer idle timeouts (600 s).'),
+    listenBacklog: z.number().int().min(1).default(4_096).describe('TCP listen backlog for the traffic port.'),
+    maxHeaderBytes: z.number().int().min(1_024).default(16_384).describe('Max total size of request headers (bytes); larger gets 431.'),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1_024)
+      .default(32 * 1024 * 1024)
+      .describe('Max request body size (bytes); larger gets 413.'),
+    maxJsonDepth: z.number().int().min(4).max(10_000).default(128).describe('Max nesting depth of a JSON request body.'),
+  })
+  .prefault({})
+  .describe('Client-facing HTTP server limits.');
+
+const lifecycle = z
+  .object({
+    preStopDelayMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('After SIGTERM, keep serving this long with /readyz failing so endpoint removal propagates (ms).'),
+    drainTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(15_000)
+      .describe('After the pre-stop delay, max time to let in-flight requests finish before exit (ms).'),
+  })
+  .prefault({})
+  .describe('Shutdown behaviour.');
+
+const upstream = z
+  .object({
+    apiKey: z.string().min(1).optional().describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
+    apiKeyFile: z.string().min(1).optional().describe('File holding the engines\' API key (trailing whitespace trimmed).'),
+    forwardClientAuthorization: z
+      .boolean()
+      .default(true)
+      .describe("Forward the client's Authorization header when no engine API key is set."),
+    retry: z.boolean().default(true).describe('Retry once on another endpoint when the connection fails before any response byte.'),
+    connectionsPerEndpoint: z
+      .number()
+      .int()
+      .positive()
+      .default(1_024)
+      .describe('Max open upstream connections per endpoint.'),
+  })
+  .prefault({})
+  .describe('How the router talks to the engines.');
+
+const routing = z
+  .object({
+    sessionHeader: z.string().min(1).default('x-session-id').describe('Request header that carries the session key.'),
+    defaultModel: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Model for requests that name none (multipart audio); defaults to the only model when the fleet serves one.'),
+  })
+  .prefault({})
+  .describe('Request routing.');
+
+const modelsRefresh = z
+  .object({
+    intervalMs: positiveMs.default(30_000).describe("How often each endpoint's /v1/models is refreshed (ms)."),
+    retryMs: positiveMs.default(2_000).describe('Retry interval while an endpoint\'s models are still unknown (ms).'),
+    timeoutMs: positiveMs.default(5_000).describe('Timeout of one /v1/models request (ms).'),
+  })
+  .prefault({})
+  .describe('Discovery of the models each endpoint serves.');
+
+/** The whole configuration schema. */
+export const configSchema = z
+  .object({
+    listen: hostPort.default('0.0.0.0:8080').describe('Traffic address HOST:PORT (inference routes).'),
+    adminListen: hostPort.default('0.0.0.0:9090').describe('Admin address HOST:PORT (/metrics, probes, /debug); never shed.'),
+    backends: z.array(backendUrl).default([]).describe('Static engine base URLs, e.g. http://10.0.0.5:8000 (flag: --backend, repeatable).'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
+    requestIdHeader: z.string().min(1).default('x-request-id').describe('Header that carries the request id, accepted or generated.'),
+    timeouts,
+    server,
+    lifecycle,
+    upstream,
+    routing,
+    modelsRefresh,
+  })
+  .strict();
+
+/** Validated, frozen configuration. */
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,295 @@
+/**
+ * Forwards one admitted request to an engine with undici and streams the
+ * response back byte for byte, with backpressure, per-phase timeouts, client
+ * abort propagation and at most one retry on another endpoint.
+ *
+ * The hot path writes to the raw Node response: no Web streams, no copies.
+ * Response headers are held back until the first body byte (or the end), so
+ * a failure before any body byte can still become a clean 502/504, and a
+ * retry is still possible while the engine has sent nothing at all.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { SwitchyardError } from '../errors/errors.ts';
+import { sendError } from '../errors/send-error.ts';
+import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
+import type { RetryReason } from '../metrics/metrics.ts';
+import { downstreamResponseHeaders } from './headers.ts';
+import { ClientAbortError, UpstreamDeadlineError, classifyUpstreamError, type FailureClass } from './upstream-failure.ts';
+
+/** Timeouts the forwarder applies, in milliseconds. */
+export interface ForwardTimeouts {
+  readonly streamFirstByteMs: number;
+  readonly streamChunkGapMs: number;
+  readonly responseMs: number;
+}
+
+/** The load view as the forwarder uses it. */
+export interface LoadRecorder {
+  begin(state: EndpointState): void;
+  settle(state: EndpointState, failure?: UpstreamFailureKind): void;
+}
+
+/** The metrics the forwarder records. */
+export interface ForwardMetrics {
+  observeTimings(route: string, model: string, durationS: number, ttfbS: number | undefined): void;
+  countUpstreamError(backend: string, kind: UpstreamFailureKind): void;
+  countRetry(reason: RetryReason): void;
+}
+
+/** Long-lived collaborators of the forwarder. */
+export interface ForwarderDeps {
+  readonly dispatcher: Dispatcher;
+  readonly load: LoadRecorder;
+  readonly metrics: ForwardMetrics;
+  readonly timeouts: ForwardTimeouts;
+  readonly retry: boolean;
+  readonly requestIdHeader: string;
+  /** Called for failures worth an operator's attention; never gets bodies or secrets. */
+  readonly onUpstreamFailure: (backend: string, kind: FailureClass, err: unknown) => void;
+}
+
+/** One admitted request, ready to go upstream. */
+export interface ForwardRequest {
+  readonly res: ServerResponse;
+  /** Path and query to request on the engine (the endpoint's base path is prepended). */
+  readonly path: string;
+  /** Upstream request headers (flat name/value list). */
+  readonly headers: readonly string[];
+  /** The original body bytes, replayed unchanged on retry. */
+  readonly body: Buffer;
+  readonly stream: boolean;
+  readonly requestId: string;
+  /** Endpoints to try in order: the first, then at most one retry target. */
+  readonly attempts: readonly EndpointState[];
+  /** Metric labels. */
+  readonly route: string;
+  readonly modelLabel: string;
+  /** `performance.now()` when the request arrived. */
+  readonly arrivedAt: number;
+  /** Called exactly once when the exchange is over, with the status the client got (0 if none). */
+  readonly onDone: (status: number) => void;
+}
+
+const SSE_ERROR_EVENT = `data: ${JSON.stringify({
+  error: {
+    message: 'The engine failed while streaming the response.',
+    type: 'upstream_error',
+    param: null,
+    code: 'SWITCHYARD_UPSTREAM_FAILED',
+  },
+})}\n\n`;
+
+/** Forwards admitted requests. One instance serves the whole process. */
+export class Forwarder {
+  readonly #deps: ForwarderDeps;
+
+  constructor(deps: ForwarderDeps) {
+    this.#deps = deps;
+  }
+
+  /** Starts forwarding; completion is reported through `request.onDone`. */
+  forward(request: ForwardRequest): void {
+    new Exchange(this.#deps, request).start();
+  }
+}
+
+/** The life of one client request across its upstream attempts. */
+class Exchange {
+  readonly deps: ForwarderDeps;
+  readonly request: ForwardRequest;
+  attemptIndex = 0;
+  current: Attempt | undefined;
+  clientGone = false;
+  done = false;
+  /** Response headers have been written to the client. */
+  committed = false;
+  firstByteAt: number | undefined;
+  tail = '';
+
+  constructor(deps: ForwarderDeps, request: ForwardRequest) {
+    this.deps = deps;
+    this.request = request;
+  }
+
+  start(): void {
+    this.request.res.once('close', () => this.onClientClose());
+    this.dispatch();
+  }
+
+  dispatch(): void {
+    const target = this.request.attempts[this.attemptIndex] as EndpointState;
+    const attempt = new Attempt(this, target);
+    this.current = attempt;
+    this.deps.load.begin(target);
+    const { streamFirstByteMs, streamChunkGapMs, responseMs } = this.deps.timeouts;
+    const stream = this.request.stream;
+    this.deps.dispatcher.dispatch(
+      {
+        origin: target.origin,
+        path: target.basePath + this.request.path,
+        method: 'POST',
+        headers: this.request.headers as string[],
+        body: this.request.body,
+        headersTimeout: stream ? streamFirstByteMs : responseMs,
+        bodyTimeout: stream ? streamChunkGapMs : responseMs,
+      },
+      attempt,
+    );
+  }
+
+  onClientClose(): void {
+    if (this.done || this.request.res.writableFinished) return;
+    this.clientGone = true;
+    this.current?.abort(new ClientAbortError('client closed the connection'));
+  }
+
+  /** The engine answered with headers; held back until the first body byte. */
+  writeHead(status: number, headers: IncomingHttpHeaders): void {
+    const { res, requestId } = this.request;
+    this.committed = true;
+    res.writeHead(status, downstreamResponseHeaders(headers, this.deps.requestIdHeader, requestId));
+  }
+
+  /** An attempt failed before any response byte reached the client. */
+  failedBeforeCommit(attempt: Attempt, kind: FailureClass, err: unknown): void {
+    const retriable = (kind === 'connect' || kind === 'reset') && !attempt.responseStarted;
+    if (retriable && this.deps.retry && !this.clientGone && this.attemptIndex + 1 < this.request.attempts.length) {
+      this.deps.metrics.countRetry(kind);
+      this.attemptIndex++;
+      this.dispatch();
+      return;
+    }
+    if (this.clientGone) {
+      this.finish(0);
+      return;
+    }
+    void err;
+    const error =
+      kind === 'timeout'
+        ? new SwitchyardError('SWITCHYARD_UPSTREAM_TIMEOUT', 'The engine did not answer in time.')
+        : new SwitchyardError('SWITCHYARD_UPSTREAM_UNREACHABLE', 'The engine could not be reached or closed the connection.');
+    sendError(this.request.res, error, [this.deps.requestIdHeader, this.request.requestId]);
+    this.finish(error.status);
+  }
+
+  /** An attempt failed after response bytes reached the client. */
+  failedAfterCommit(contentType: string | undefined): void {
+    const res = this.request.res;
+    if (!this.clientGone && contentType?.startsWith('text/event-stream')) {
+      // End the SSE stream with an error event (after closing any partial event) and no [DONE].
+      const closer = this.tail.endsWith('\n\n') ? '' : this.tail.endsWith('\n') ? '\n' : '\n\n';
+      res.end(closer + SSE_ERROR_EVENT);
+    } else {
+      // A non-SSE body cut short: break the connection so the client cannot mistake it for complete.
+      res.destroy();
+    }
+    this.finish(res.statusCode);
+  }
+
+  finish(status: number): void {
+    if (this.done) return;
+    this.done = true;
+    const now = performance.now();
+    const { route, modelLabel, arrivedAt } = this.request;
+    const ttfb = this.firstByteAt === undefined ? undefined : (this.firstByteAt - arrivedAt) / 1000;
+    this.deps.metrics.observeTimings(route, modelLabel, (now - arrivedAt) / 1000, ttfb);
+    this.request.onDone(status);
+  }
+}
+
+/** One upstream request: an undici dispatch handler (controller API). */
+class Attempt implements Dispatcher.DispatchHandler {
+  readonly exchange: Exchange;
+  readonly target: EndpointState;
+  controller: Dispatcher.DispatchController | undefined;
+  responseStarted = false;
+  status = 0;
+  headers: IncomingHttpHeaders | undefined;
+  settled = false;
+  deadline: NodeJS.Timeout | undefined;
+  pendingAbort: Error | undefined;
+
+  constructor(exchange: Exchange, target: EndpointState) {
+    this.exchange = exchange;
+    this.target = target;
+    const { stream } = exchange.request;
+    const { streamFirstByteMs, responseMs } = exchange.deps.timeouts;
+    // Streams: the first body byte must come within the first-token budget (undici's
+    // headersTimeout alone would pass once headers arrive). Non-streams: a whole-response cap.
+    this.deadline = setTimeout(() => this.abort(new UpstreamDeadlineError('deadline passed')), stream ? streamFirstByteMs : responseMs);
+  }
+
+  abort(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else this.pendingAbort = reason;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.pendingAbort) controller.abort(this.pendingAbort);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.responseStarted = true;
+    this.status = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const exchange = this.exchange;
+    const res = exchange.request.res;
+    if (!exchange.committed) {
+      exchange.firstByteAt = performance.now();
+      if (exchange.request.stream) this.clearDeadline();
+      exchange.writeHead(this.status, this.headers ?? {});
+    }
+    if (chunk.length >= 2) exchange.tail = chunk.toString('latin1', chunk.length - 2);
+    else exchange.tail = (exchange.tail + chunk.toString('latin1')).slice(-2);
+    if (!res.write(chunk)) {
+      controller.pause();
+      res.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    this.clearDeadline();
+    const exchange = this.exchange;
+    if (!exchange.committed) exchange.writeHead(this.status, this.headers ?? {});
+    exchange.request.res.end();
+    this.settle(this.status >= 500 ? 'status_5xx' : undefined);
+    exchange.finish(this.status);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.clearDeadline();
+    const exchange = this.exchange;
+    const kind = classifyUpstreamError(err);
+    const failure: UpstreamFailureKind | undefined =
+      kind === 'client-abort' ? undefined : kind === 'other' ? 'reset' : exchange.committed ? 'midstream' : kind;
+    this.settle(failure);
+    if (failure !== undefined) {
+      exchange.deps.metrics.countUpstreamError(this.target.id, failure);
+      exchange.deps.onUpstreamFailure(this.target.id, kind, err);
+    }
+    if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']));
+    else exchange.failedBeforeCommit(this, kind, err);
+  }
+
+  clearDeadline(): void {
+    if (this.deadline !== undefined) {
+      clearTimeout(this.deadline);
+      this.deadline = undefined;
+    }
+  }
+
+  settle(failure: UpstreamFailureKind | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.exchange.deps.load.settle(this.target, failure);
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,126 @@
+/**
+ * Header rules for forwarding in both directions.
+ *
+ * Hop-by-hop headers describe one connection, not the message, so a proxy
+ * must not forward them (RFC 9110 §7.6.1, https://www.rfc-editor.org/rfc/rfc9110#section-7.6.1):
+ * `Connection` and every header it names, plus the fixed list below.
+ * `Proxy-*` headers are for this hop's proxy only, and `Expect` is answered by
+ * this hop (RFC 9110 §10.1.1).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
+
+/** True when `name` (lower case) must never cross the proxy. */
+export function isHopByHop(name: string): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
+}
+
+/** Lower-cased header names listed in a `Connection` header value. */
+export function connectionTokens(value: string | readonly string[] | undefined): Set<string> {
+  const tokens = new Set<string>();
+  if (value === undefined) return tokens;
+  for (const part of typeof value === 'string' ? [value] : value) {
+    for (const token of part.split(',')) {
+      const name = token.trim().toLowerCase();
+      if (name !== '') tokens.add(name);
+    }
+  }
+  return tokens;
+}
+
+/** How the client's `Authorization` header is treated. */
+export type AuthorizationRule =
+  | { readonly kind: 'forward' }
+  | { readonly kind: 'strip' }
+  | { readonly kind: 'replace'; readonly value: string };
+
+/** Inputs of {@link upstreamRequestHeaders}. */
+export interface UpstreamHeaderContext {
+  /** The client's socket address, appended to X-Forwarded-For. */
+  readonly clientAddress: string | undefined;
+  readonly requestIdHeader: string;
+  readonly requestId: string;
+  readonly authorization: AuthorizationRule;
+}
+
+/** Headers the router sets itself, so the client's copies are dropped. */
+const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'authorization']);
+
+/**
+ * Builds the upstream request headers from the client's raw header list
+ * (`IncomingMessage.rawHeaders`, name/value pairs, original case) as a flat
+ * name/value list for undici. Content-Length is left to undici, which sets it
+ * from the (unchanged) body.
+ */
+export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: UpstreamHeaderContext): string[] {
+  let named: Set<string> | undefined;
+  let forwardedFor: string | undefined;
+  let clientAuthorization: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    if (name === 'connection') named = connectionTokens(rawHeaders[i + 1]);
+    else if (name === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? rawHeaders[i + 1] : `${forwardedFor}, ${rawHeaders[i + 1]}`;
+    else if (name === 'authorization') clientAuthorization = rawHeaders[i + 1];
+  }
+  const requestIdHeader = ctx.requestIdHeader;
+  const out: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    const lower = name.toLowerCase();
+    if (isHopByHop(lower) || REPLACED_ON_REQUEST.has(lower) || lower === requestIdHeader || named?.has(lower)) continue;
+    out.push(name, rawHeaders[i + 1] as string);
+  }
+  if (ctx.clientAddress !== undefined) {
+    out.push('x-forwarded-for', forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
+  }
+  out.push('x-forwarded-proto', 'http', requestIdHeader, ctx.requestId);
+  const auth = ctx.authorization;
+  if (auth.kind === 'replace') out.push('authorization', auth.value);
+  else if (auth.kind === 'forward' && clientAuthorization !== undefined) out.push('authorization', clientAuthorization);
+  return out;
+}
+
+/**
+ * Builds the client response headers from the engine's parsed headers as a
+ * flat list for `ServerResponse.writeHead`, without hop-by-hop headers, and
+ * with the request id.
+ */
+export function downstreamResponseHeaders(
+  headers: IncomingHttpHeaders,
+  requestIdHeader: string,
+  requestId: string,
+): string[] {
+  const named = connectionTokens(headers['connection']);
+  const out: string[] = [];
+  for (const name in headers) {
+    if (isHopByHop(name) || named.has(name) || name === requestIdHeader) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const item of value) out.push(name, item);
+  }
+  out.push(requestIdHeader, requestId);
+  return out;
+}
+
+const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The client's request id when it is 1-128 printable ASCII characters;
+ * otherwise undefined (the caller generates one), so nothing odd is echoed.
+ */
+export function acceptableRequestId(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && REQUEST_ID_PATTERN.test(value) ? value : undefined;
+}

@@ -1,0 +1,56 @@
+/**
+ * The Hono app for everything on the traffic port that is not forwarded:
+ * the aggregated model list, convenience probes, and JSON 404/405 answers.
+ * Inference POSTs never reach it (the traffic listener takes them first).
+ */
+import { Hono, type Context } from 'hono';
+import { errorBody, SwitchyardError } from '../errors/errors.ts';
+import { readiness, type ReadinessState } from './health.ts';
+import { INFERENCE_ROUTES, LOCAL_TRAFFIC_ROUTES } from './routes.ts';
+
+/** What the control routes read. */
+export interface ControlAppDeps {
+  /** Models served by at least one routable endpoint. */
+  routableModels(): readonly string[];
+  readiness(): ReadinessState;
+  /** Epoch seconds reported as each model's `created`. */
+  readonly startedAtS: number;
+}
+
+/** JSON error response in the OpenAI shape. */
+export function errorResponse(c: Context, err: SwitchyardError): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...err.headers };
+  if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
+  return c.body(errorBody(err), err.status as 400, headers);
+}
+
+/** Builds the control app. */
+export function createControlApp(deps: ControlAppDeps): Hono {
+  const app = new Hono();
+  app.get('/livez', (c) => c.json({ live: true }));
+  app.get('/readyz', (c) => {
+    const { status, body } = readiness(deps.readiness());
+    return c.json(body, status);
+  });
+  app.get('/v1/models', (c) =>
+    c.json({
+      object: 'list',
+      data: deps.routableModels().map((id) => ({ id, object: 'model', created: deps.startedAtS, owned_by: 'switchyard' })),
+    }),
+  );
+  app.all('*', (c) => {
+    const path = c.req.path;
+    const allowed = INFERENCE_ROUTES.has(path) ? 'POST' : LOCAL_TRAFFIC_ROUTES.get(path);
+    if (allowed !== undefined) {
+      return errorResponse(
+        c,
+        new SwitchyardError('SWITCHYARD_METHOD_NOT_ALLOWED', `Method ${c.req.method} is not allowed on ${path}; use ${allowed}.`, {
+          headers: { allow: allowed },
+        }),
+      );
+    }
+    return errorResponse(c, new SwitchyardError('SWITCHYARD_NOT_FOUND', 'There is no such route on this server.'));
+  });
+  app.onError((_err, c) => errorResponse(c, new SwitchyardError('SWITCHYARD_INTERNAL', 'The router failed to handle the request.')));
+  return app;
+}

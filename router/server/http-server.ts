@@ -1,0 +1,87 @@
+/**
+ * Creates the Node HTTP servers with the limits a public-facing proxy needs,
+ * and answers protocol-level client errors (oversized headers, conflicting
+ * Content-Length/Transfer-Encoding, timeouts) in the OpenAI error shape
+ * instead of Node's empty-bodied defaults.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { errorBody, SwitchyardError, type ErrorCode } from '../errors/errors.ts';
+
+/** Server-side limits, in milliseconds and bytes. */
+export interface HttpServerLimits {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxHeaderBytes: number;
+}
+
+/** Creates an HTTP/1.1 server whose client errors get JSON answers. */
+export function createHttpServer(
+  limits: HttpServerLimits,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderBytes,
+      noDelay: true,
+    },
+    listener,
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  return server;
+}
+
+function errorFor(code: string | undefined): { status: number; error: SwitchyardError } | undefined {
+  const make = (errorCode: ErrorCode, message: string) => {
+    const error = new SwitchyardError(errorCode, message);
+    return { status: error.status, error };
+  };
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return make('SWITCHYARD_HEADERS_TOO_LARGE', 'The request headers are too large.');
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, error: new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'The request was not received in time.') };
+    default:
+      return make('SWITCHYARD_BAD_REQUEST', 'The request is not valid HTTP/1.1 (for example, conflicting Content-Length and Transfer-Encoding).');
+  }
+}
+
+const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  const answer = errorFor(err.code);
+  if (answer === undefined || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = errorBody(answer.error);
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${REASONS[answer.status] ?? 'Bad Request'}\r\n` +
+      'content-type: application/json\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** Listens on `host:port` with an explicit backlog; resolves with the bound port. */
+export function listen(server: Server, address: string, backlog: number): Promise<number> {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
+  const port = Number(address.slice(colon + 1));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, backlog }, () => {
+      server.off('error', reject);
+      const bound = server.address();
+      resolve(typeof bound === 'object' && bound !== null ? bound.port : port);
+    });
+  });
+}

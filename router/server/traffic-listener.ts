@@ -1,0 +1,137 @@
+/**
+ * The request listener of the traffic port. Inference POSTs take the fast
+ * path straight to routing and the forwarder on the raw Node request and
+ * response (the design's measurements show Web-stream conversion costs a
+ * third of the throughput); everything else goes to the Hono control app.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SwitchyardError, toSwitchyardError } from '../errors/errors.ts';
+import { sendError } from '../errors/send-error.ts';
+import { admit } from '../admission/admission.ts';
+import type { EndpointState } from '../load/load-view.ts';
+import type { RequestFacts, RoutingPolicy } from '../policy/policy.ts';
+import type { ForwardRequest } from '../proxy/forwarder.ts';
+import { acceptableRequestId, upstreamRequestHeaders, type AuthorizationRule } from '../proxy/headers.ts';
+import { ClientGoneError, readBody } from './read-body.ts';
+import { INFERENCE_ROUTES, originFormOf, pathOf, type InferenceRoute } from './routes.ts';
+import { jsonBodyFacts, multipartBodyFacts, type BodyFacts } from './routing-facts.ts';
+
+/** The load view as routing reads it. */
+export interface RoutingView {
+  candidates(model: string): readonly EndpointState[];
+  knowsModel(model: string): boolean;
+  routableModels(): readonly string[];
+}
+
+/** Collaborators of the traffic listener. */
+export interface TrafficListenerDeps {
+  readonly view: RoutingView;
+  readonly policy: RoutingPolicy;
+  readonly forward: (request: ForwardRequest) => void;
+  readonly countRequest: (route: string, model: string, status: number) => void;
+  /** Router-wide in-flight accounting. */
+  readonly inFlight: { increment(): void; decrement(): void };
+  /** True once the router stopped accepting: responses then close their connection. */
+  readonly closing: () => boolean;
+  readonly fallback: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly limits: { readonly maxBodyBytes: number; readonly maxJsonDepth: number };
+  readonly requestIdHeader: string;
+  readonly sessionHeader: string;
+  readonly defaultModel: string | undefined;
+  readonly authorization: AuthorizationRule;
+}
+
+/** Builds the traffic port's request listener. */
+export function createTrafficListener(deps: TrafficListenerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (deps.closing()) res.shouldKeepAlive = false;
+    const route = req.method === 'POST' ? INFERENCE_ROUTES.get(pathOf(req.url ?? '/')) : undefined;
+    if (route === undefined) {
+      deps.fallback(req, res);
+      return;
+    }
+    void handleInference(deps, route, req, res);
+  };
+}
+
+async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const arrivedAt = performance.now();
+  const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
+  deps.inFlight.increment();
+  let modelLabel = 'unknown';
+  try {
+    const body = await readBody(req, deps.limits.maxBodyBytes);
+    const bodyFacts = readFacts(deps, route, req, body);
+    const model = bodyFacts.model ?? defaultModel(deps);
+    if (!deps.view.knowsModel(model)) {
+      throw new SwitchyardError('SWITCHYARD_MODEL_NOT_FOUND', `The model \`${model}\` does not exist.`, { param: 'model' });
+    }
+    modelLabel = model;
+    const facts: RequestFacts = {
+      model,
+      stream: bodyFacts.stream,
+      sessionKey: sessionKeyOf(req.headers[deps.sessionHeader]) ?? bodyFacts.user,
+      bodyBytes: body.length,
+    };
+    const decision = admit(model, deps.policy.order(facts, deps.view.candidates(model)));
+    if (decision.kind === 'reject') throw decision.error;
+    const headers = upstreamRequestHeaders(req.rawHeaders, {
+      clientAddress: req.socket.remoteAddress,
+      requestIdHeader: deps.requestIdHeader,
+      requestId,
+      authorization: deps.authorization,
+    });
+    const label = modelLabel;
+    deps.forward({
+      res,
+      path: originFormOf(req.url ?? route.path),
+      headers,
+      body,
+      stream: facts.stream,
+      requestId,
+      attempts: decision.attempts,
+      route: route.path,
+      modelLabel: label,
+      arrivedAt,
+      onDone: (status) => {
+        deps.inFlight.decrement();
+        deps.countRequest(route.path, label, status);
+      },
+    });
+  } catch (err) {
+    deps.inFlight.decrement();
+    if (err instanceof ClientGoneError) {
+      res.destroy();
+      deps.countRequest(route.path, modelLabel, 0);
+      return;
+    }
+    const error = toSwitchyardError(err);
+    if (error.code === 'SWITCHYARD_BODY_TOO_LARGE') res.shouldKeepAlive = false; // the rest of the body stays unread
+    sendError(res, error, [deps.requestIdHeader, requestId]);
+    deps.countRequest(route.path, modelLabel, error.status);
+  }
+}
+
+function readFacts(deps: TrafficListenerDeps, route: InferenceRoute, req: IncomingMessage, body: Buffer): BodyFacts {
+  const contentType = req.headers['content-type'] ?? '';
+  if (route.body === 'multipart') {
+    if (!/^multipart\/form-data/i.test(contentType)) {
+      throw new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'This route takes a multipart/form-data body.');
+    }
+    return multipartBodyFacts(body, contentType);
+  }
+  return jsonBodyFacts(body, deps.limits.maxJsonDepth);
+}
+
+function defaultModel(deps: TrafficListenerDeps): string {
+  if (deps.defaultModel !== undefined) return deps.defaultModel;
+  const models = deps.view.routableModels();
+  if (models.length === 1) return models[0] as string;
+  throw new SwitchyardError('SWITCHYARD_MISSING_MODEL', 'The request must name a `model`.', { param: 'model' });
+}
+
+function sessionKeyOf(value: string | string[] | undefined): string | undefined {
+  const key = Array.isArray(value) ? value[0] : value;
+  return key === undefined || key === '' ? undefined : key;
+}
