@@ -65,7 +65,8 @@ export class ResponseWriter {
   #emit(data: Buffer): void {
     if (this.#options.dieAfterChunks > 0 && this.#writes >= this.#options.dieAfterChunks) {
       this.#dead = true;
-      this.#res.socket?.destroy();
+      // Like a crashed engine: what was written still reaches the peer, then the connection drops.
+      this.#res.socket?.destroySoon();
       return;
     }
     this.#writes++;

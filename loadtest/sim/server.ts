@@ -222,7 +222,8 @@ export class EngineSimulator {
       this.#ttft.observe(knobs.ttftMs / 1000);
       const body = chat ? chatCompletion(this.model, id, knobs, tools, this.#requests) : textCompletion(this.model, id, knobs);
       res.writeHead(200, { 'content-type': 'application/json' });
-      writer.end(JSON.stringify(body));
+      writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
+      writer.end();
       finish(200);
       return;
     }

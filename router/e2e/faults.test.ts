@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { errorOf, postJson, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
+
+const MODEL = 'm-faults';
+const body = (extra: Record<string, unknown> = {}) => ({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+async function metricValue(fleet: Fleet, pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${fleet.admin}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) if (pattern.test(line)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
+describe('upstream faults', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet(
+      [{ model: MODEL, knobs: { ttftMs: 1, itlMs: 1, maxSeqs: 100 } }],
+      ['--timeouts-stream-first-byte-ms', '300', '--timeouts-response-ms', '400'],
+    );
+  });
+  after(() => fleet.close());
+
+  it('propagates a client abort upstream within 1 s and releases the in-flight count', async () => {
+    const requestId = 'abort-1';
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        `${fleet.base}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'x-request-id': requestId, 'x-sim-itl-ms': '50', 'x-sim-output-tokens': '400' } },
+        (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => undefined);
+      req.once('error', reject);
+      req.end(JSON.stringify(body({ stream: true })));
+    });
+    const abortedAt = Date.now();
+    await waitFor(() => fleet.engines[0]?.sent(requestId) !== undefined, 1_000);
+    assert.ok(Date.now() - abortedAt < 1_000);
+    assert.equal(fleet.engines[0]?.sent(requestId)?.complete, false, 'the engine stopped generating');
+    await waitFor(() => fleet.router.inFlight === 0 && [...fleet.router.view.all()].every((s) => s.inFlight === 0), 1_000);
+  });
+
+  it('ends an SSE stream with an error event and no [DONE] when the engine dies mid-stream', async () => {
+    const before = await metricValue(fleet, /^switchyard_upstream_errors_total\{.*kind="midstream"/);
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }), { 'x-sim-die-after-chunks': '3' });
+    assert.equal(response.status, 200);
+    const events = sseData(response.body);
+    assert.notEqual(events.at(-1), '[DONE]');
+    const last = JSON.parse(events.at(-1) ?? '') as { error: { code: string } };
+    assert.equal(last.error.code, 'SWITCHYARD_UPSTREAM_FAILED');
+    assert.ok(!response.body.includes('[DONE]'));
+    assert.equal(await metricValue(fleet, /^switchyard_upstream_errors_total\{.*kind="midstream"/), before + 1);
+  });
+
+  it('cuts the connection when a non-streaming body dies midway', async () => {
+    const control = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-split': 'true' });
+    assert.equal(control.status, 200);
+    assert.ok(control.complete, 'a split body alone arrives whole');
+    JSON.parse(control.body.toString('utf8'));
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-die-after-chunks': '1', 'x-sim-split': 'true' });
+    assert.equal(response.status, 200);
+    assert.equal(response.complete, false, 'the client sees the body cut short');
+    assert.throws(() => JSON.parse(response.body.toString('utf8')));
+  });
+
+  it('answers 504 when a stream sends no first byte within its budget', async () => {
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }), { 'x-sim-ttft-ms': '2000' });
+    assert.equal(response.status, 504);
+    assert.equal(errorOf(response).code, 'SWITCHYARD_UPSTREAM_TIMEOUT');
+  });
+
+  it('answers 504 when a black-holed engine never answers a non-streaming request', async () => {
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-stall': 'true' });
+    assert.equal(response.status, 504);
+  });
+
+  it('passes an engine 500 through unchanged and counts it', async () => {
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-fail-rate': '1' });
+    assert.equal(response.status, 500);
+    assert.equal((JSON.parse(response.body.toString('utf8')) as { type: string }).type, 'InternalServerError');
+    // A 5xx answer is the engine's, passed through; it counts on the endpoint's health.
+    const state = [...fleet.router.view.all()][0];
+    assert.equal(state?.lastFailureKind, 'status_5xx');
+  });
+});
+
+describe('retry on another endpoint', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet([
+      { model: MODEL, knobs: { ttftMs: 1, itlMs: 1 } },
+      { model: MODEL, knobs: { ttftMs: 1, itlMs: 1 } },
+    ]);
+  });
+  after(() => fleet.close());
+
+  it('retries once on the other endpoint when one refuses connections, then answers 502 when both do', async () => {
+    const [dead, alive] = fleet.engines as [NonNullable<Fleet['engines'][0]>, NonNullable<Fleet['engines'][0]>];
+    await dead.close();
+    for (let i = 0; i < 20; i++) {
+      const response = await postJson(`${fleet.base}/v1/chat/completions`, body());
+      assert.equal(response.status, 200, `request ${i}`);
+    }
+    const metrics = await (await fetch(`${fleet.admin}/metrics`)).text();
+    assert.match(metrics, /switchyard_retries_total\{reason="connect"\} [1-9]/);
+    await alive.close();
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, body());
+    assert.equal(response.status, 502);
+    assert.equal(errorOf(response).code, 'SWITCHYARD_UPSTREAM_UNREACHABLE');
+  });
+});
+
+describe('reset before any response byte', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet([
+      { model: MODEL, knobs: { ttftMs: 1, itlMs: 1 } },
+      { model: MODEL, knobs: { ttftMs: 1, itlMs: 1 } },
+    ]);
+  });
+  after(() => fleet.close());
+
+  it('retries on the other endpoint when one resets every connection', async () => {
+    (fleet.engines[0] as NonNullable<Fleet['engines'][0]>).knobs.refuse = true;
+    for (let i = 0; i < 20; i++) {
+      const response = await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }));
+      assert.equal(response.status, 200, `request ${i}`);
+      assert.equal(sseData(response.body).at(-1), '[DONE]');
+    }
+  });
+});

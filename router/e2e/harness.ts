@@ -1,0 +1,114 @@
+/**
+ * Test harness: real engine simulators and a real router on 127.0.0.1 with
+ * ephemeral ports, in this process, plus a small raw HTTP client.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../config/load.ts';
+import { Router } from '../compose.ts';
+import { createLogger } from '../log.ts';
+import { EngineSimulator, type SimOptions } from '../../loadtest/sim/server.ts';
+
+/** A running router with its engines. */
+export interface Fleet {
+  readonly router: Router;
+  readonly engines: EngineSimulator[];
+  /** `http://127.0.0.1:PORT` of the traffic port. */
+  readonly base: string;
+  /** `http://127.0.0.1:PORT` of the admin port. */
+  readonly admin: string;
+  close(): Promise<void>;
+}
+
+const silent = () =>
+  createLogger(
+    'silent',
+    new Writable({
+      write(_chunk, _encoding, done) {
+        done();
+      },
+    }),
+  );
+
+/**
+ * Starts the engines, then a router over them (plus any `extraBackends`),
+ * and waits until every engine's models are known.
+ */
+export async function startFleet(engines: SimOptions[], flags: string[] = [], extraBackends: string[] = []): Promise<Fleet> {
+  const sims = engines.map((options) => new EngineSimulator(options));
+  for (const sim of sims) await sim.listen();
+  const backends = [...sims.map((s) => s.url), ...extraBackends];
+  const loaded = loadConfig(
+    ['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((b) => ['--backend', b]), ...flags],
+    {},
+  );
+  if (loaded.kind !== 'config') throw new Error('unexpected help');
+  const router = new Router(loaded.config, { logger: silent() });
+  const ports = await router.start();
+  await waitFor(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length >= sims.length);
+  return {
+    router,
+    engines: sims,
+    base: `http://127.0.0.1:${ports.traffic}`,
+    admin: `http://127.0.0.1:${ports.admin}`,
+    async close() {
+      await router.close();
+      await Promise.all(sims.map((s) => s.close()));
+    },
+  };
+}
+
+/** Polls `condition` every 10 ms until true, failing after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A complete HTTP response. */
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  /** The response body ended cleanly (not cut by a destroyed connection). */
+  readonly complete: boolean;
+}
+
+/** Sends one request on a fresh connection and collects the whole response. */
+export function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; signal?: AbortSignal } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'POST', headers: options.headers, agent: false, signal: options.signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: true }));
+      res.on('error', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: false }));
+      res.on('aborted', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: false }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** POSTs a JSON body. */
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return send(url, { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+}
+
+/** Parses an OpenAI error body. */
+export function errorOf(response: RawResponse): { message: string; type: string; param: string | null; code: string } {
+  return (JSON.parse(response.body.toString('utf8')) as { error: { message: string; type: string; param: string | null; code: string } }).error;
+}
+
+/** SSE `data:` payloads of a complete event stream, in order. */
+export function sseData(body: Buffer): string[] {
+  return body
+    .toString('utf8')
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => event.slice('data: '.length));
+}
