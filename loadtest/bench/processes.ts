@@ -1,0 +1,57 @@
+/**
+ * Starts the processes a benchmark measures (engine simulator, router) as
+ * children on loopback, optionally pinned to a CPU core with `taskset`.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
+
+/** A started child and the ports it reported. */
+export interface Started {
+  readonly child: ChildProcess;
+  readonly ports: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/** True when `taskset` can pin processes here. */
+export function canPin(): boolean {
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+/**
+ * Runs `switchyard <args>` and resolves once a JSON log line on stdout or
+ * stderr contains `marker`, returning that line's numeric fields as ports.
+ */
+export function startSwitchyard(args: string[], marker: string, core?: number): Promise<Started> {
+  const command = core === undefined ? process.execPath : 'taskset';
+  const argv = core === undefined ? [BIN, ...args] : ['-c', String(core), process.execPath, BIN, ...args];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onText = (text: string) => {
+      buffered += text;
+      const line = buffered.split('\n').find((l) => l.includes(marker));
+      if (line === undefined) return;
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      const ports: Record<string, number> = {};
+      for (const [key, value] of Object.entries(parsed)) if (typeof value === 'number') ports[key] = value;
+      child.stdout?.off('data', onText);
+      child.stderr?.off('data', onText);
+      child.stdout?.resume();
+      child.stderr?.resume();
+      resolve({
+        child,
+        ports,
+        stop: async () => {
+          child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    };
+    child.stdout?.setEncoding('utf8').on('data', onText);
+    child.stderr?.setEncoding('utf8').on('data', onText);
+    child.once('exit', (code) => reject(new Error(`switchyard ${args[0] ?? ''} exited with ${String(code)}: ${buffered.slice(-2000)}`)));
+  });
+}

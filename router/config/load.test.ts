@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from './load.ts';
+import { helpText, OPTIONS } from './options.ts';
+
+function config(argv: string[], env: Record<string, string> = {}) {
+  const result = loadConfig(argv, env);
+  assert.equal(result.kind, 'config');
+  return result.kind === 'config' ? result.config : assert.fail();
+}
+
+function tempFile(name: string, text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'switchyard-config-')), name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('configuration', () => {
+  it('has documented defaults with units', () => {
+    const c = config([]);
+    assert.equal(c.timeouts.connectMs, 5_000);
+    assert.equal(c.timeouts.streamFirstByteMs, 120_000);
+    assert.equal(c.timeouts.responseMs, 600_000);
+    assert.equal(c.server.maxBodyBytes, 32 * 1024 * 1024);
+    assert.equal(c.lifecycle.preStopDelayMs, 10_000);
+    assert.ok(Object.isFrozen(c) && Object.isFrozen(c.timeouts));
+  });
+
+  it('applies precedence flags > env > file > defaults', () => {
+    const file = tempFile('c.yaml', 'listen: 10.0.0.1:1\nadminListen: 10.0.0.1:2\ntimeouts:\n  connectMs: 111\n  responseMs: 222\n');
+    const c = config(['--config', file, '--listen', '127.0.0.1:3'], { SWITCHYARD_LISTEN: '127.0.0.1:4', SWITCHYARD_TIMEOUTS_CONNECT_MS: '333' });
+    assert.equal(c.listen, '127.0.0.1:3');
+    assert.equal(c.adminListen, '10.0.0.1:2');
+    assert.equal(c.timeouts.connectMs, 333);
+    assert.equal(c.timeouts.responseMs, 222);
+    assert.equal(c.timeouts.streamChunkGapMs, 120_000);
+  });
+
+  it('reads JSON config files and the file named by SWITCHYARD_CONFIG', () => {
+    const file = tempFile('c.json', JSON.stringify({ backends: ['http://127.0.0.1:8000'], upstream: { retry: false } }));
+    const c = config([], { SWITCHYARD_CONFIG: file });
+    assert.deepEqual(c.backends, ['http://127.0.0.1:8000']);
+    assert.equal(c.upstream.retry, false);
+  });
+
+  it('takes repeated --backend flags and comma-separated SWITCHYARD_BACKEND', () => {
+    assert.deepEqual(config(['--backend', 'http://a:1', '--backend=http://b:2']).backends, ['http://a:1', 'http://b:2']);
+    assert.deepEqual(config([], { SWITCHYARD_BACKEND: 'http://a:1, http://b:2' }).backends, ['http://a:1', 'http://b:2']);
+  });
+
+  it('rejects bad values with a message naming the field', () => {
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [['--timeouts-connect-ms', '0'], {}, /timeouts\.connectMs/],
+      [['--listen', 'nonsense'], {}, /listen/],
+      [['--backend', 'ftp://x'], {}, /backends\.0/],
+      [[], { SWITCHYARD_SERVER_MAX_BODY_BYTES: 'lots' }, /SWITCHYARD_SERVER_MAX_BODY_BYTES/],
+      [['--no-such-flag', '1'], {}, /--no-such-flag/],
+      [['--log-level', 'loud'], {}, /logLevel/],
+    ];
+    for (const [argv, env, pattern] of cases) assert.throws(() => loadConfig(argv, env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message));
+  });
+
+  it('rejects unknown keys in the config file', () => {
+    const file = tempFile('c.yaml', 'listen: 127.0.0.1:1\nlisten_port: 9\n');
+    assert.throws(() => loadConfig(['--config', file], {}), /listen_port|Unrecognized/);
+  });
+
+  it('lists every option with its default and env var in --help', () => {
+    assert.deepEqual(loadConfig(['--help'], {}), { kind: 'help' });
+    const help = helpText();
+    for (const option of OPTIONS) {
+      assert.ok(help.includes(`--${option.flag}`), option.flag);
+      assert.ok(help.includes(option.env), option.env);
+    }
+    assert.match(help, /--backend VALUE \.\.\./);
+    assert.match(help, /Default: 5000\./);
+  });
+});
