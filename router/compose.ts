@@ -4,7 +4,7 @@
  * environment.
  */
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Agent } from 'undici';
 import type { EndpointSource } from '../discovery/endpoint.ts';
@@ -94,7 +94,7 @@ export class Router {
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
       inFlight: { increment: () => this.#inFlight++, decrement: () => this.#inFlight-- },
       closing: () => this.lifecycle.closing,
-      fallback: getRequestListener(control.fetch, { overrideGlobalObjects: false }),
+      fallback: nodeListener(control.fetch),
       limits: config.server,
       requestIdHeader: config.requestIdHeader,
       sessionHeader: config.routing.sessionHeader,
@@ -107,7 +107,7 @@ export class Router {
       readiness: readinessState,
       debugEndpoints: () => this.debugEndpoints(),
     });
-    this.#admin = createHttpServer(config.server, getRequestListener(admin.fetch, { overrideGlobalObjects: false }));
+    this.#admin = createHttpServer(config.server, nodeListener(admin.fetch));
   }
 
   /** Requests open on the traffic port right now. */
@@ -172,6 +172,12 @@ export class Router {
       })),
     };
   }
+}
+
+/** Adapts a Hono app to a Node listener; the adapter answers its own errors, so its promise is not awaited. */
+function nodeListener(fetch: Parameters<typeof getRequestListener>[0]): (req: IncomingMessage, res: ServerResponse) => void {
+  const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
+  return (req, res) => void listener(req, res);
 }
 
 function authorizationRule(config: Config): AuthorizationRule {

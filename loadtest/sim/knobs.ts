@@ -72,7 +72,7 @@ export function knobsForRequest(base: Readonly<SimKnobs>, headers: Readonly<Reco
       // a test helper header with a bad value: keep the process default
     }
   }
-  return out ?? (base as SimKnobs);
+  return out ?? (base);
 }
 
 /** Parses `--knob value` flags; returns the knobs and the flags it did not know. */

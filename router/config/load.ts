@@ -102,7 +102,10 @@ function fromFlags(argv: readonly string[]): ParsedFlags {
       const next = argv[i + 1];
       if (option?.kind === 'boolean' && (next === undefined || next.startsWith('--'))) value = 'true';
       else if (next === undefined) throw new ConfigError(`--${name} needs a value`);
-      else value = argv[++i] as string;
+      else {
+        value = next;
+        i++;
+      }
     }
     if (option === undefined) {
       configFile = value;

@@ -44,7 +44,7 @@ describe('load view', () => {
     assert.equal(a2?.inFlight, 2);
     assert.equal(b?.present, false);
     assert.equal(b?.routable, false);
-    view.settle(b!);
+    view.settle(b);
     assert.equal(b?.inFlight, 0);
   });
 
