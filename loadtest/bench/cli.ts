@@ -9,7 +9,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runClosedLoop, type RunSpec } from './load-generator.ts';
-import { canPin, startSwitchyard } from './processes.ts';
+import { canPin, cpuTimeMs, startSwitchyard } from './processes.ts';
 import { summarize } from './stats.ts';
 
 const USAGE = `Usage: switchyard bench [--duration-s N] [--warmup-s N] [--concurrency N] [--stream-concurrency N] [--out DIR]
@@ -61,6 +61,8 @@ interface Row {
   readonly rps: number;
   readonly latencyMs: ReturnType<typeof summarize>;
   readonly firstByteMs: ReturnType<typeof summarize>;
+  /** Share of one core the measured server process used during the run (0-1), when /proc tells. */
+  readonly serverCpu: number | undefined;
 }
 
 function gitCommit(): string {
@@ -77,14 +79,14 @@ function markdown(rows: readonly Row[], facts: Record<string, unknown>): string 
   const lines = [
     `Machine: ${String(facts['cpu'])} × ${String(facts['cores'])} cores, ${String(facts['memoryGiB'])} GiB, Node ${String(facts['node'])}, commit ${String(facts['commit'])}, router pinned: ${String(facts['pinned'])}`,
     '',
-    '| scenario | target | concurrency | requests | errors | req/s | latency p50 ms | latency p99 ms | first byte p50 ms | first byte p99 ms | router/direct req/s |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | target | concurrency | requests | errors | req/s | latency p50 ms | latency p99 ms | first byte p50 ms | first byte p99 ms | server CPU (of one core) | router/direct req/s |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of rows) {
     const direct = rows.find((r) => r.scenario === row.scenario && r.target === 'direct');
     const ratio = row.target === 'router' && direct ? (row.rps / direct.rps).toFixed(2) : '';
     lines.push(
-      `| ${row.scenario} | ${row.target} | ${row.concurrency} | ${row.requests} | ${row.errors} | ${fmt(row.rps)} | ${fmt(row.latencyMs.p50)} | ${fmt(row.latencyMs.p99)} | ${fmt(row.firstByteMs.p50)} | ${fmt(row.firstByteMs.p99)} | ${ratio} |`,
+      `| ${row.scenario} | ${row.target} | ${row.concurrency} | ${row.requests} | ${row.errors} | ${fmt(row.rps)} | ${fmt(row.latencyMs.p50)} | ${fmt(row.latencyMs.p99)} | ${fmt(row.firstByteMs.p50)} | ${fmt(row.firstByteMs.p99)} | ${row.serverCpu === undefined ? '-' : `${Math.round(row.serverCpu * 100)}%`} | ${ratio} |`,
     );
   }
   return lines.join('\n');
@@ -126,7 +128,12 @@ export async function bench(argv: readonly string[]): Promise<number> {
           warmupMs: options.warmupS * 1000,
           durationMs: options.durationS * 1000,
         };
+        const server = target === 'router' ? router.child.pid : engine.child.pid;
+        const cpuBefore = cpuTimeMs(server);
+        const wallBefore = performance.now();
         const samples = await runClosedLoop(spec);
+        const cpuAfter = cpuTimeMs(server);
+        const serverCpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / (performance.now() - wallBefore);
         const row: Row = {
           scenario: scenario.name,
           target,
@@ -137,9 +144,13 @@ export async function bench(argv: readonly string[]): Promise<number> {
           rps: samples.latencies.length / (samples.windowMs / 1000),
           latencyMs: summarize(samples.latencies),
           firstByteMs: summarize(samples.ttfb),
+          serverCpu,
         };
         rows.push(row);
         console.error(`${scenario.name} / ${target}: ${fmt(row.rps)} req/s, p99 ${fmt(row.latencyMs.p99)} ms, errors ${row.errors}`);
+        if (row.serverCpu !== undefined && row.serverCpu < 0.85) {
+          console.error(`  note: the ${target} process used ${Math.round(row.serverCpu * 100)}% of its core: the load generator, not the server, set this rate`);
+        }
       }
     }
   } finally {

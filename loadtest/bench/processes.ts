@@ -3,6 +3,7 @@
  * children on loopback, optionally pinned to a CPU core with `taskset`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
@@ -13,6 +14,23 @@ export interface Started {
   readonly ports: Record<string, number>;
   stop(): Promise<void>;
 }
+
+/** CPU time (user + system, milliseconds) a process has used so far, from /proc; undefined elsewhere. */
+export function cpuTimeMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may contain spaces) start at field 3; utime and stime are 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on Linux for every mainstream architecture. */
+const CLOCK_TICKS_PER_S = 100;
 
 /** True when `taskset` can pin processes here. */
 export function canPin(): boolean {
