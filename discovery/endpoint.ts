@@ -21,6 +21,8 @@ export interface Endpoint {
   readonly ready: boolean;
   /** Leaving: no new requests, in-flight ones finish. */
   readonly draining: boolean;
+  /** Max concurrent sequences, when the source knows it (config, pod annotation). */
+  readonly capacity?: number;
 }
 
 /** An immutable snapshot of the endpoints one source (or the union) knows. */

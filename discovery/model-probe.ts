@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Endpoint, EndpointSet, EndpointSetListener, EndpointSource } from './endpoint.ts';
+import { fetchText } from './http-text.ts';
 
 /** Fetches the model ids an endpoint serves. Rejects on any failure. */
 export type ModelFetcher = (baseUrl: string) => Promise<readonly string[]>;
@@ -128,33 +129,10 @@ export class ModelProbe implements EndpointSource {
  * the engines' API key.
  */
 export function httpModelFetcher(dispatcher: Dispatcher, timeoutMs: number, authorization?: string): ModelFetcher {
-  return async (baseUrl) => {
-    const url = new URL(`${baseUrl}/v1/models`);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (authorization !== undefined) headers['authorization'] = authorization;
-    const signal = AbortSignal.timeout(timeoutMs);
-    const response = await dispatcher.request({
-      origin: url.origin,
-      path: url.pathname,
-      method: 'GET',
-      headers,
-      signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_MODELS_BODY_BYTES) {
-        response.body.destroy();
-        throw new Error('models response too large');
-      }
-      chunks.push(chunk);
-    }
-    if (response.statusCode !== 200) throw new Error(`models request answered ${response.statusCode}`);
-    return parseModelList(Buffer.concat(chunks).toString('utf8'));
-  };
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (authorization !== undefined) headers['authorization'] = authorization;
+  return async (baseUrl) =>
+    parseModelList(await fetchText(dispatcher, new URL(`${baseUrl}/v1/models`), { timeoutMs, maxBytes: MAX_MODELS_BODY_BYTES, headers }));
 }
 
 /** Extracts model ids from an OpenAI `/v1/models` body. @throws on any other shape. */

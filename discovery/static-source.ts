@@ -6,22 +6,21 @@ import { normaliseBaseUrl, type EndpointSetListener, type EndpointSource } from 
  */
 export class StaticEndpointSource implements EndpointSource {
   readonly #urls: readonly string[];
+  readonly #capacity: ReadonlyMap<string, number>;
 
-  constructor(urls: readonly string[]) {
+  /** `capacity` maps base URLs to their known max concurrent sequences. */
+  constructor(urls: readonly string[], capacity: Readonly<Record<string, number>> = {}) {
     this.#urls = [...new Set(urls.map(normaliseBaseUrl))];
+    this.#capacity = new Map(Object.entries(capacity).map(([url, n]) => [normaliseBaseUrl(url), n]));
   }
 
   start(listener: EndpointSetListener): void {
     listener({
       version: 1,
-      endpoints: this.#urls.map((url) => ({
-        id: url,
-        url,
-        models: undefined,
-        labels: {},
-        ready: true,
-        draining: false,
-      })),
+      endpoints: this.#urls.map((url) => {
+        const capacity = this.#capacity.get(url);
+        return { id: url, url, models: undefined, labels: {}, ready: true, draining: false, ...(capacity === undefined ? {} : { capacity }) };
+      }),
     });
   }
 

@@ -14,10 +14,14 @@ import type { Config } from './config/schema.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
 import { RouterMetrics } from './metrics/metrics.ts';
-import { LeastInFlightPolicy } from './policy/least-in-flight.ts';
+import { Director } from './admission/director.ts';
+import { fetchText } from '../discovery/http-text.ts';
+import { Scraper } from './load/scraper.ts';
+import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';
 import type { AuthorizationRule } from './proxy/headers.ts';
 import { createAdminApp } from './server/admin-app.ts';
+import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
@@ -40,11 +44,12 @@ export interface RouterOptions {
 export class Router {
   readonly config: Config;
   readonly logger: Logger;
-  readonly view = new LoadView();
+  readonly view: LoadView;
   readonly metrics: RouterMetrics;
   readonly lifecycle = new Lifecycle();
   readonly #source: EndpointSource;
   readonly #probe: ModelProbe;
+  readonly #scraper: Scraper;
   readonly #upstream: Agent;
   readonly #probeAgent: Agent;
   readonly #traffic: Server;
@@ -55,22 +60,53 @@ export class Router {
     this.config = config;
     this.logger = options.logger ?? createLogger(config.logLevel);
     const authorization = authorizationRule(config);
+    this.view = new LoadView({
+      maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
+      defaultCapacity: config.load.defaultCapacity,
+      ejection: config.load.ejection,
+    });
+    const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
     this.#upstream = new Agent({
       connections: config.upstream.connectionsPerEndpoint,
       connect: { timeout: config.timeouts.connectMs },
       pipelining: 1,
     });
-    this.#probeAgent = new Agent({ connections: 4, connect: { timeout: config.timeouts.connectMs } });
-    this.#source = options.source ?? new StaticEndpointSource(config.backends);
-    const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
+    // Model probes and scrapes share one small pool, apart from request traffic.
+    this.#probeAgent = new Agent({ connections: 2, connect: { timeout: config.timeouts.connectMs } });
+    this.#source = options.source ?? new StaticEndpointSource(config.backends, config.load.capacity);
     this.#probe = new ModelProbe(
       this.#source,
       httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, probeAuthorization),
       config.modelsRefresh,
     );
     this.metrics = new RouterMetrics({
-      backendInFlight: () => [...this.view.all()].map((s) => [s.id, s.inFlight] as const),
+      backends: () => {
+        this.view.tick();
+        return this.view.all();
+      },
       routerInFlight: () => this.#inFlight,
+    });
+    this.view.onEjection = (state, until) => {
+      this.metrics.countEjection(state.id);
+      this.logger.warn({ backend: state.id, until: new Date(until).toISOString(), ejections: state.ejections }, 'endpoint ejected after repeated failures');
+    };
+    const scrapeHeaders: Record<string, string> = probeAuthorization === undefined ? {} : { authorization: probeAuthorization };
+    this.#scraper = new Scraper(
+      this.view,
+      (baseUrl) => fetchText(this.#probeAgent, new URL(`${baseUrl}/metrics`), { timeoutMs: config.scrape.timeoutMs, maxBytes: config.scrape.maxBytes, headers: scrapeHeaders }),
+      config.scrape,
+      {
+        scraped: (state, seconds, error) => this.metrics.observeScrape(state.id, seconds, error !== undefined),
+        failing: (state, error) => this.logger.warn({ backend: state.id, error }, 'scraping engine metrics started failing; its load goes stale'),
+        recovered: (state, failedForMs) => this.logger.info({ backend: state.id, failedForMs }, 'scraping engine metrics recovered'),
+      },
+    );
+    const policies = new PolicyRegistry(config.routing, Math.random);
+    const director = new Director({
+      view: this.view,
+      policyFor: (model) => policies.forModel(model),
+      thresholds: config.admission,
+      countDecision: (policy, outcome) => this.metrics.countDecision(policy, outcome),
     });
     const forwarder = new Forwarder({
       dispatcher: this.#upstream,
@@ -89,7 +125,7 @@ export class Router {
     });
     const trafficListener = createTrafficListener({
       view: this.view,
-      policy: new LeastInFlightPolicy(Math.random),
+      decide: (facts) => director.decide(facts),
       forward: (request) => forwarder.forward(request),
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
       inFlight: { increment: () => this.#inFlight++, decrement: () => this.#inFlight-- },
@@ -98,6 +134,7 @@ export class Router {
       limits: config.server,
       requestIdHeader: config.requestIdHeader,
       sessionHeader: config.routing.sessionHeader,
+      sessionFromUser: config.routing.sessionFromUser,
       defaultModel: config.routing.defaultModel,
       authorization,
     });
@@ -105,7 +142,11 @@ export class Router {
     const admin = createAdminApp({
       registry: this.metrics.registry,
       readiness: readinessState,
-      debugEndpoints: () => this.debugEndpoints(),
+      debugEndpoints: () =>
+        debugEndpointsDocument(this.view, this.#inFlight, {
+          modelProbe: (url) => this.#probe.status(url),
+          scrapeFailure: (state) => this.#scraper.failure(state),
+        }),
     });
     this.#admin = createHttpServer(config.server, nodeListener(admin.fetch));
   }
@@ -124,6 +165,7 @@ export class Router {
       for (const gone of before) this.metrics.forgetBackend(gone);
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
+    this.#scraper.start();
     const admin = await listen(this.#admin, this.config.adminListen, 511);
     const traffic = await listen(this.#traffic, this.config.listen, this.config.server.listenBacklog);
     this.logger.info({ traffic, admin }, 'switchyard listening');
@@ -145,32 +187,9 @@ export class Router {
     this.#traffic.closeAllConnections();
     this.#admin.close();
     this.#admin.closeAllConnections();
+    this.#scraper.stop();
     await this.#probe.stop();
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
-  }
-
-  /** The `/debug/endpoints` document. */
-  debugEndpoints(): unknown {
-    return {
-      version: this.view.version,
-      synced: this.view.synced,
-      routerInFlight: this.#inFlight,
-      endpoints: [...this.view.all()].map((state) => ({
-        id: state.id,
-        url: state.endpoint.url,
-        models: state.endpoint.models ?? null,
-        ready: state.endpoint.ready,
-        draining: state.endpoint.draining,
-        routable: state.routable,
-        inFlight: state.inFlight,
-        health: {
-          consecutiveFailures: state.consecutiveFailures,
-          lastFailureKind: state.lastFailureKind ?? null,
-          lastFailureAt: state.lastFailureAt === undefined ? null : new Date(state.lastFailureAt).toISOString(),
-          modelProbe: this.#probe.status(state.endpoint.url) ?? null,
-        },
-      })),
-    };
   }
 }
 

@@ -63,6 +63,16 @@ describe('configuration', () => {
     for (const [argv, env, pattern] of cases) assert.throws(() => loadConfig(argv, env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message));
   });
 
+  it('reads map options from the config file only', () => {
+    const file = tempFile('c.yaml', 'routing:\n  modelPolicies:\n    llama: session\nload:\n  capacity:\n    "http://127.0.0.1:8000": 64\n');
+    const c = config(['--config', file]);
+    assert.deepEqual(c.routing.modelPolicies, { llama: 'session' });
+    assert.deepEqual(c.load.capacity, { 'http://127.0.0.1:8000': 64 });
+    assert.throws(() => loadConfig(['--routing-model-policies', 'x'], {}), /unknown flag/);
+    const bad = tempFile('c.yaml', 'routing:\n  modelPolicies:\n    llama: fastest\n');
+    assert.throws(() => loadConfig(['--config', bad], {}), /routing\.modelPolicies\.llama/);
+  });
+
   it('rejects unknown keys in the config file', () => {
     const file = tempFile('c.yaml', 'listen: 127.0.0.1:1\nlisten_port: 9\n');
     assert.throws(() => loadConfig(['--config', file], {}), /listen_port|Unrecognized/);
@@ -72,6 +82,10 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig(['--help'], {}), { kind: 'help' });
     const help = helpText();
     for (const option of OPTIONS) {
+      if (option.fileOnly) {
+        assert.ok(help.includes(option.path.join('.')), option.path.join('.'));
+        continue;
+      }
       assert.ok(help.includes(`--${option.flag}`), option.flag);
       assert.ok(help.includes(option.env), option.env);
     }

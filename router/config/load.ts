@@ -48,6 +48,8 @@ function coerce(option: OptionSpec, raw: string, source: string): unknown {
       return raw;
     case 'string-list':
       return raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+    case 'map':
+      throw new ConfigError(`${source}: this option can only be set in the config file`);
     case 'boolean':
       if (raw === 'true' || raw === '1') return true;
       if (raw === 'false' || raw === '0') return false;
@@ -66,13 +68,14 @@ function coerce(option: OptionSpec, raw: string, source: string): unknown {
 function fromEnv(env: Readonly<Record<string, string | undefined>>): Tree {
   const tree: Tree = {};
   for (const option of OPTIONS) {
+    if (option.fileOnly) continue;
     const raw = env[option.env];
     if (raw !== undefined) setPath(tree, option.path, coerce(option, raw, option.env));
   }
   return tree;
 }
 
-const BY_FLAG = new Map(OPTIONS.map((option) => [option.flag, option]));
+const BY_FLAG = new Map(OPTIONS.filter((option) => !option.fileOnly).map((option) => [option.flag, option]));
 
 /** Result of parsing command-line flags. */
 interface ParsedFlags {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { configSchema } from './schema.ts';
 
 /** The value kinds a leaf option can have. */
-export type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'string-list';
+export type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'string-list' | 'map';
 
 /** One leaf of the configuration schema. */
 export interface OptionSpec {
@@ -21,6 +21,8 @@ export interface OptionSpec {
   readonly description: string;
   readonly defaultValue: unknown;
   readonly choices: readonly string[] | undefined;
+  /** Only settable in the config file (maps have no flag or env form). */
+  readonly fileOnly: boolean;
 }
 
 /** Flags that read better singular on the command line. */
@@ -33,6 +35,7 @@ interface JsonSchemaNode {
   default?: unknown;
   description?: string;
   enum?: string[];
+  additionalProperties?: unknown;
 }
 
 function kebab(name: string): string {
@@ -40,6 +43,7 @@ function kebab(name: string): string {
 }
 
 function kindOf(node: JsonSchemaNode): OptionKind {
+  if (node.type === 'object') return 'map';
   if (node.type === 'array') return 'string-list';
   if (node.type === 'integer' || node.type === 'number' || node.type === 'boolean') return node.type;
   return 'string';
@@ -48,7 +52,7 @@ function kindOf(node: JsonSchemaNode): OptionKind {
 function collect(node: JsonSchemaNode, path: string[], out: OptionSpec[]): void {
   for (const [key, child] of Object.entries(node.properties ?? {})) {
     const childPath = [...path, key];
-    if (child.type === 'object') {
+    if (child.type === 'object' && child.additionalProperties === undefined) {
       collect(child, childPath, out);
       continue;
     }
@@ -61,6 +65,7 @@ function collect(node: JsonSchemaNode, path: string[], out: OptionSpec[]): void 
       description: child.description ?? '',
       defaultValue: child.default,
       choices: child.enum,
+      fileOnly: child.type === 'object',
     });
   }
 }
@@ -78,11 +83,14 @@ export const OPTIONS: readonly OptionSpec[] = buildOptions();
 export function helpText(): string {
   const lines: string[] = [];
   for (const option of OPTIONS) {
+    if (option.fileOnly) continue;
     const value = option.kind === 'boolean' ? '[true|false]' : option.kind === 'string-list' ? 'VALUE ...' : 'VALUE';
     const defaultText = option.defaultValue === undefined ? 'unset' : JSON.stringify(option.defaultValue);
     const choices = option.choices ? ` One of: ${option.choices.join(', ')}.` : '';
     lines.push(`  --${option.flag} ${value}`);
     lines.push(`      ${option.description}${choices} Default: ${defaultText}. Env: ${option.env}.`);
   }
+  const fileOnly = OPTIONS.filter((option) => option.fileOnly).map((option) => `  ${option.path.join('.')}: ${option.description}`);
+  if (fileOnly.length > 0) lines.push('', 'Config file only:', ...fileOnly);
   return lines.join('\n');
 }

@@ -33,7 +33,9 @@ export function renderReference(): string {
     const defaultText = option.defaultValue === undefined ? '(unset)' : `\`${JSON.stringify(option.defaultValue)}\``;
     const choices = option.choices ? ` One of: ${option.choices.map((c) => `\`${c}\``).join(', ')}.` : '';
     const description = (option.description + choices).replace(/\|/g, '\\|');
-    lines.push(`| \`${option.path.join('.')}\` | \`--${option.flag}\` | \`${option.env}\` | ${defaultText} | ${description} |`);
+    const flag = option.fileOnly ? 'file only' : `\`--${option.flag}\``;
+    const env = option.fileOnly ? 'file only' : `\`${option.env}\``;
+    lines.push(`| \`${option.path.join('.')}\` | ${flag} | ${env} | ${defaultText} | ${description} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -95,9 +95,30 @@ const upstream = z
   .prefault({})
   .describe('How the router talks to the engines.');
 
+/** Routing policies selectable in config. */
+export const POLICY_NAMES = ['auto', 'least-load', 'session', 'round-robin'] as const;
+const policyName = z.enum(POLICY_NAMES);
+
 const routing = z
   .object({
+    policy: policyName
+      .default('auto')
+      .describe('Routing policy: auto (session affinity when the request has a session key, else least-load), least-load, session, round-robin.'),
+    modelPolicies: z
+      .record(z.string().min(1), policyName)
+      .default({})
+      .describe('Policy per model, overriding `policy` (config file only), e.g. {"llama-3": "least-load"}.'),
     sessionHeader: z.string().min(1).default('x-session-id').describe('Request header that carries the session key.'),
+    sessionFromUser: z.boolean().default(true).describe("Use the body's OpenAI `user` field as the session key when the header is absent."),
+    balanceEpsilon: z
+      .number()
+      .min(0)
+      .default(0.25)
+      .describe('Session affinity bounded load: spill to the next endpoint when the chosen one is above (1 + epsilon) x the mean load score.'),
+    powerOfTwoChoices: z
+      .boolean()
+      .default(false)
+      .describe('least-load: compare two random endpoints instead of all (for very large fleets).'),
     defaultModel: z
       .string()
       .min(1)
@@ -116,6 +137,51 @@ const modelsRefresh = z
   .prefault({})
   .describe('Discovery of the models each endpoint serves.');
 
+const scrape = z
+  .object({
+    intervalMs: z.number().int().min(100).default(1_000).describe("How often each engine's /metrics is scraped (ms, >= 100)."),
+    timeoutMs: positiveMs.default(500).describe('Timeout of one scrape (ms).'),
+    maxBytes: z.number().int().min(1_024).default(4 * 1024 * 1024).describe('Largest /metrics body read (bytes); larger fails the scrape.'),
+    concurrency: z.number().int().positive().default(64).describe('Most scrapes in flight at once.'),
+    maxAgeMs: positiveMs.optional().describe('A scrape older than this is stale and routing falls back to in-flight counts (ms; default 3 x intervalMs).'),
+  })
+  .prefault({})
+  .describe("Scraping the engines' Prometheus metrics.");
+
+const load = z
+  .object({
+    defaultCapacity: z
+      .number()
+      .int()
+      .positive()
+      .default(256)
+      .describe("Capacity (max concurrent sequences) assumed when ranking an endpoint whose capacity is unknown; vLLM's default max-num-seqs."),
+    capacity: z
+      .record(z.string().min(1), z.number().int().positive())
+      .default({})
+      .describe('Known capacity per static backend URL (config file only), e.g. {"http://10.0.0.5:8000": 64}.'),
+    ejection: z
+      .object({
+        consecutiveFailures: z.number().int().positive().default(5).describe('Consecutive connect failures, resets, timeouts or 5xx that eject an endpoint.'),
+        baseMs: positiveMs.default(10_000).describe('First ejection length (ms); doubles with each repeat.'),
+        maxMs: positiveMs.default(300_000).describe('Longest ejection (ms).'),
+        maxShare: z.number().min(0).max(1).default(0.5).describe('Most endpoints ejected at once, as a share of all (0-1).'),
+      })
+      .prefault({})
+      .describe('Outlier ejection.'),
+  })
+  .prefault({})
+  .describe('Load view.');
+
+const admission = z
+  .object({
+    maxWaiting: z.number().min(0).default(5).describe('An endpoint is saturated when its estimated waiting requests reach this.'),
+    kvCacheThreshold: z.number().min(0).max(1).default(0.9).describe('An endpoint is saturated when its KV-cache usage reaches this (0-1).'),
+    maxInFlightPerEndpoint: z.number().int().min(0).default(0).describe('An endpoint is saturated when the router has this many requests open to it (0: off).'),
+  })
+  .prefault({})
+  .describe('Saturation thresholds.');
+
 /** The whole configuration schema. */
 export const configSchema = z
   .object({
@@ -129,6 +195,9 @@ export const configSchema = z
     lifecycle,
     upstream,
     routing,
+    scrape,
+    load,
+    admission,
     modelsRefresh,
   })
   .strict();

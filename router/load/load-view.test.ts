@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Endpoint } from '../../discovery/endpoint.ts';
-import { LoadView } from './load-view.ts';
+import { LoadView, type LoadSettings } from './load-view.ts';
 
 const endpoint = (id: string, models: string[] | undefined, extra: Partial<Endpoint> = {}): Endpoint => ({
   id,
@@ -13,9 +13,25 @@ const endpoint = (id: string, models: string[] | undefined, extra: Partial<Endpo
   ...extra,
 });
 
+const SETTINGS: LoadSettings = {
+  maxScrapeAgeMs: 3_000,
+  defaultCapacity: 256,
+  ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 },
+};
+
+function fixture(count = 2) {
+  const clock = { now: 1_000_000 };
+  const view = new LoadView(SETTINGS, () => clock.now);
+  view.update({ version: 1, endpoints: Array.from({ length: count }, (_, i) => endpoint(`e${i}`, ['m'])) });
+  const states = [...view.all()];
+  return { clock, view, states };
+}
+
+const gauges = (waiting: number, running: number, kv?: number) => new Map([['m', { waiting, running, kvCacheUsage: kv }]]);
+
 describe('load view', () => {
   it('indexes routable endpoints by model and knows models of unroutable ones', () => {
-    const view = new LoadView();
+    const view = new LoadView(SETTINGS);
     assert.equal(view.synced, false);
     view.update({
       version: 1,
@@ -32,38 +48,119 @@ describe('load view', () => {
   });
 
   it('keeps counters of endpoints that stay and settles requests of endpoints that left', () => {
-    const view = new LoadView();
-    view.update({ version: 1, endpoints: [endpoint('a', ['m']), endpoint('b', ['m'])] });
-    const [a, b] = view.candidates('m');
-    view.begin(a!);
-    view.begin(a!);
-    view.begin(b!);
-    view.update({ version: 2, endpoints: [endpoint('a', ['m'])] });
-    const a2 = view.candidates('m')[0];
-    assert.equal(a2, a, 'same state object for an endpoint that stays');
-    assert.equal(a2?.inFlight, 2);
-    assert.equal(b?.present, false);
-    assert.equal(b?.routable, false);
-    view.settle(b);
-    assert.equal(b?.inFlight, 0);
+    const { view, states } = fixture();
+    const [a, b] = states as [NonNullable<(typeof states)[0]>, NonNullable<(typeof states)[0]>];
+    const ta = view.begin(a);
+    view.begin(a);
+    const tb = view.begin(b);
+    view.update({ version: 2, endpoints: [endpoint('e0', ['m'])] });
+    assert.equal(view.candidates('m')[0], a, 'same state object for an endpoint that stays');
+    assert.equal(a.inFlight, 2);
+    assert.equal(b.present, false);
+    assert.equal(b.routable, false);
+    view.settle(b, tb);
+    view.settle(a, ta);
+    assert.equal(b.inFlight, 0);
+    assert.equal(a.inFlight, 1);
   });
 
-  it('tracks consecutive failures and clears them on success', () => {
-    let now = 1000;
-    const view = new LoadView(() => now);
-    view.update({ version: 1, endpoints: [endpoint('a', ['m'])] });
-    const a = view.candidates('m')[0]!;
-    view.begin(a);
-    view.settle(a, 'connect');
-    now = 2000;
-    view.begin(a);
-    view.settle(a, 'reset');
-    assert.equal(a.consecutiveFailures, 2);
-    assert.equal(a.lastFailureKind, 'reset');
-    assert.equal(a.lastFailureAt, 2000);
-    view.begin(a);
-    view.settle(a);
-    assert.equal(a.consecutiveFailures, 0);
+  it('counts requests sent since the last scrape, and only those', () => {
+    const { view, states } = fixture(1);
+    const a = states[0]!;
+    const before = view.begin(a);
+    view.recordScrape(a, gauges(0, 1));
+    assert.equal(a.sentSinceScrape, 0, 'the scrape now counts the earlier request');
+    const after = view.begin(a);
+    assert.equal(a.sentSinceScrape, 1);
+    view.settle(a, before);
+    assert.equal(a.sentSinceScrape, 1, 'an earlier request ending does not touch the new count');
+    view.settle(a, after);
+    assert.equal(a.sentSinceScrape, 0);
     assert.equal(a.inFlight, 0);
+  });
+
+  it('uses scraped load while fresh and falls back to in-flight counts once stale', () => {
+    const { clock, view, states } = fixture(1);
+    const a = states[0]!;
+    assert.equal(a.stale, true, 'no scrape yet');
+    view.recordScrape(a, gauges(3, 10, 0.5));
+    view.tick();
+    assert.equal(a.stale, false);
+    assert.equal(a.estimatedWaiting, 3);
+    assert.equal(a.kvCacheUsage, 0.5);
+    assert.equal(a.loadScore, 13 / 10, 'a queue behind 10 running taught capacity 10');
+    clock.now += 3_001;
+    view.tick();
+    assert.equal(a.stale, true);
+    assert.equal(a.estimatedWaiting, 0);
+    assert.equal(a.kvCacheUsage, 0);
+    assert.equal(a.loadScore, 0);
+    assert.equal(a.scraped?.waiting, 3, 'the last good value is kept for display');
+  });
+
+  it('learns capacity only from a scrape that shows a queue', () => {
+    const { view, states } = fixture(1);
+    const a = states[0]!;
+    view.recordScrape(a, gauges(0, 50));
+    assert.equal(a.capacity, undefined, 'running 50 with no queue says nothing about capacity');
+    view.recordScrape(a, gauges(4, 64));
+    assert.equal(a.capacity, 64);
+    view.recordScrape(a, gauges(2, 60));
+    assert.equal(a.capacity, 64);
+  });
+
+  it('prefers configured capacity', () => {
+    const view = new LoadView(SETTINGS);
+    view.update({ version: 1, endpoints: [endpoint('a', ['m'], { capacity: 8 })] });
+    const a = [...view.all()][0]!;
+    view.recordScrape(a, gauges(2, 12));
+    assert.equal(a.capacity, 8);
+  });
+
+  it('ejects after consecutive failures, for longer each time, never more than the max share', () => {
+    const { clock, view, states } = fixture(4);
+    const [a, b, c] = states as [NonNullable<(typeof states)[0]>, NonNullable<(typeof states)[0]>, NonNullable<(typeof states)[0]>];
+    const fail = (s: typeof a, kind: 'connect' | 'status_5xx' | 'midstream' = 'connect') => view.settle(s, view.begin(s), kind);
+    fail(a);
+    fail(a);
+    view.tick();
+    assert.equal(a.ejected, false);
+    fail(a);
+    view.tick();
+    assert.equal(a.ejected, true);
+    assert.equal(a.ejectedUntil, clock.now + 10_000);
+    // Mid-stream cuts never count.
+    for (let i = 0; i < 5; i++) fail(c, 'midstream');
+    view.tick();
+    assert.equal(c.ejected, false);
+    // A second endpoint may be ejected (2 of 4 = 50%), a third may not.
+    for (let i = 0; i < 3; i++) fail(b, 'status_5xx');
+    for (let i = 0; i < 3; i++) fail(c);
+    view.tick();
+    assert.equal(b.ejected, true);
+    assert.equal(c.ejected, false, 'max share of ejected endpoints');
+    // Back after the interval on probation: one failure ejects again, for twice as long.
+    clock.now += 10_001;
+    view.tick();
+    assert.equal(a.ejected, false);
+    fail(a);
+    view.tick();
+    assert.equal(a.ejected, true);
+    assert.equal(a.ejectedUntil, clock.now + 20_000);
+    // A success after the interval readmits fully.
+    clock.now += 20_001;
+    view.settle(a, view.begin(a));
+    fail(a);
+    view.tick();
+    assert.equal(a.ejected, false);
+  });
+
+  it('tracks the error rate as a moving average', () => {
+    const { view, states } = fixture(1);
+    const a = states[0]!;
+    for (let i = 0; i < 50; i++) view.settle(a, view.begin(a), 'midstream');
+    assert.ok(a.errorRate > 0.99);
+    for (let i = 0; i < 50; i++) view.settle(a, view.begin(a));
+    assert.ok(a.errorRate < 0.01);
   });
 });

@@ -1,60 +1,27 @@
 /**
- * The load view: per endpoint, the router's own live in-flight count and
- * recent upstream outcomes, plus the per-model candidate lists policies
- * choose from. Everything is read synchronously; nothing here does I/O.
- *
- * Scraped engine gauges, staleness and ejection join this view in later
- * work; policies already read it through the narrow {@link EndpointLoad}.
+ * The load view: per endpoint, the router's live in-flight count, the
+ * engine's last scraped gauges with their age, requests sent since that
+ * scrape, recent failures and ejection; per model, the routable candidates.
+ * Everything is read synchronously; nothing here does I/O.
  */
-import type { Endpoint, EndpointSet } from '../../discovery/endpoint.ts';
+import type { EndpointSet } from '../../discovery/endpoint.ts';
+import { recordFailure, type EjectionSettings } from './ejection.ts';
+import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
+import type { ModelGauges } from './exposition-scanner.ts';
 
-/** Upstream failure kinds the proxy reports; also the metric label values. */
-export const UPSTREAM_FAILURE_KINDS = ['connect', 'reset', 'timeout', 'midstream', 'status_5xx'] as const;
-/** One of {@link UPSTREAM_FAILURE_KINDS}. */
-export type UpstreamFailureKind = (typeof UPSTREAM_FAILURE_KINDS)[number];
+export { EndpointState, UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from './endpoint-state.ts';
 
-/** Live state of one endpoint. Mutated only by the load view. */
-export class EndpointState {
-  /** The endpoint as its source last described it. */
-  endpoint!: Endpoint;
-  /** `scheme://host:port` of the endpoint, for the HTTP client. */
-  origin = '';
-  /** Path prefix of the endpoint's base URL ('' for none), prepended to request paths. */
-  basePath = '';
-  /** Requests the router has open to this endpoint right now. */
-  inFlight = 0;
-  /** Failures since the last success. */
-  consecutiveFailures = 0;
-  /** Epoch ms and kind of the last failure, if any. */
-  lastFailureAt: number | undefined;
-  lastFailureKind: UpstreamFailureKind | undefined;
-  /** False once the endpoint has left the endpoint set. */
-  present = true;
-
-  constructor(endpoint: Endpoint) {
-    this.describe(endpoint);
-  }
-
-  /** Adopts the source's latest description of the endpoint. */
-  describe(endpoint: Endpoint): void {
-    if (this.endpoint?.url !== endpoint.url) {
-      const url = new URL(endpoint.url);
-      this.origin = url.origin;
-      this.basePath = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-    }
-    this.endpoint = endpoint;
-  }
-
-  get id(): string {
-    return this.endpoint.id;
-  }
-
-  /** Ready, not draining, present, and its models are known. */
-  get routable(): boolean {
-    const e = this.endpoint;
-    return this.present && e.ready && !e.draining && e.models !== undefined;
-  }
+/** Settings of the load view. */
+export interface LoadSettings {
+  /** A scrape older than this is stale (ms). */
+  readonly maxScrapeAgeMs: number;
+  /** Capacity assumed for load-score normalisation when unknown (sequences). */
+  readonly defaultCapacity: number;
+  readonly ejection: EjectionSettings;
 }
+
+/** Receives ejection events (for logs and metrics). */
+export type EjectionListener = (state: EndpointState, untilMs: number) => void;
 
 const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
 
@@ -65,10 +32,25 @@ export class LoadView {
   #knownModels = new Set<string>();
   #version = 0;
   #synced = false;
-  readonly #now: () => number;
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number };
+  readonly #readClock: () => number;
+  readonly #ejection: EjectionSettings;
+  onEjection: EjectionListener | undefined;
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(settings: LoadSettings, now: () => number = Date.now) {
+    this.#readClock = now;
+    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity };
+    this.#ejection = settings.ejection;
+  }
+
+  /** Time and settings the endpoint states derive their values from. */
+  get clock(): LoadClockAndSettings {
+    return this.#clock;
+  }
+
+  /** Re-reads the clock. Call before a batch of reads (a routing decision, a debug view). */
+  tick(): void {
+    this.#clock.now = this.#readClock();
   }
 
   /** True once the first endpoint set (even an empty one) has arrived. */
@@ -89,7 +71,7 @@ export class LoadView {
   update(set: EndpointSet): void {
     const next = new Map<string, EndpointState>();
     for (const endpoint of set.endpoints) {
-      const state = this.#states.get(endpoint.id) ?? new EndpointState(endpoint);
+      const state = this.#states.get(endpoint.id) ?? new EndpointState(endpoint, this.#clock);
       state.describe(endpoint);
       next.set(endpoint.id, state);
     }
@@ -116,7 +98,7 @@ export class LoadView {
     this.#knownModels = known;
   }
 
-  /** Routable endpoints that serve `model`; empty when none. Do not mutate. */
+  /** Routable endpoints that serve `model` (ejected ones included); empty when none. Do not mutate. */
   candidates(model: string): readonly EndpointState[] {
     return this.#byModel.get(model) ?? NO_CANDIDATES;
   }
@@ -131,38 +113,72 @@ export class LoadView {
     return [...this.#byModel.keys()].sort();
   }
 
-  /** Every known model, routable or not. */
-  knownModels(): ReadonlySet<string> {
-    return this.#knownModels;
-  }
-
   /** Every endpoint in the current set. */
   all(): Iterable<EndpointState> {
     return this.#states.values();
   }
 
-  /** A request was sent to `state`; pair with exactly one {@link settle}. */
-  begin(state: EndpointState): void {
+  /** Number of endpoints in the current set. */
+  get size(): number {
+    return this.#states.size;
+  }
+
+  /**
+   * A request was sent to `state`. Returns the scrape epoch to hand back to
+   * {@link settle}; pair every begin with exactly one settle.
+   */
+  begin(state: EndpointState): number {
     state.inFlight++;
+    state.sentSinceScrape++;
+    return state.scrapeEpoch;
   }
 
   /**
    * A request to `state` ended. `failure` is set when the engine failed it
-   * (not when the client went away or the router refused it).
+   * (never for a client that went away or a request the router refused).
    */
-  settle(state: EndpointState, failure?: UpstreamFailureKind): void {
+  settle(state: EndpointState, epoch: number, failure?: UpstreamFailureKind): void {
     state.inFlight = Math.max(0, state.inFlight - 1);
-    this.#record(state, failure);
-  }
-
-  /** Records an outcome without an in-flight count (e.g. a failed connect attempt). */
-  #record(state: EndpointState, failure: UpstreamFailureKind | undefined): void {
+    if (epoch === state.scrapeEpoch) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
+    state.recordOutcome(failure !== undefined);
     if (failure === undefined) {
       state.consecutiveFailures = 0;
       return;
     }
+    const now = this.#readClock();
     state.consecutiveFailures++;
-    state.lastFailureAt = this.#now();
+    state.lastFailureAt = now;
     state.lastFailureKind = failure;
+    if (recordFailure(state, failure, now, this.#ejection, this.ejectedCount(now), this.#states.size)) {
+      this.onEjection?.(state, state.ejectedUntil);
+    }
+  }
+
+  /** Endpoints ejected at `now`. */
+  ejectedCount(now = this.#readClock()): number {
+    let count = 0;
+    for (const state of this.#states.values()) if (state.ejectedUntil > now) count++;
+    return count;
+  }
+
+  /**
+   * Records a successful scrape of `state`'s engine: gauges summed over the
+   * models it serves, KV-cache usage as the highest. Requests sent before it
+   * are now counted by the engine itself.
+   */
+  recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void {
+    let waiting = 0;
+    let running = 0;
+    let kv: number | undefined;
+    for (const gauges of models.values()) {
+      waiting += gauges.waiting;
+      running += gauges.running;
+      if (gauges.kvCacheUsage !== undefined) kv = Math.max(kv ?? 0, gauges.kvCacheUsage);
+    }
+    state.scraped = { waiting, running, kvCacheUsage: kv, models, at: this.#readClock() };
+    state.scrapeEpoch++;
+    state.sentSinceScrape = 0;
+    // A queue means the engine was full: what was running then is its capacity.
+    if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
   }
 }

@@ -20,13 +20,42 @@ export const E2E_BUCKETS_S = [
   7680.0,
 ];
 
+/** One endpoint's live values, read at scrape time. */
+export interface BackendGauges {
+  readonly id: string;
+  readonly inFlight: number;
+  readonly scraped: { readonly waiting: number; readonly running: number; readonly kvCacheUsage: number | undefined } | undefined;
+  readonly stale: boolean;
+  readonly estimatedWaiting: number;
+  readonly loadScore: number;
+  readonly ejected: boolean;
+}
+
 /** Read-only facts the metrics need from the rest of the router at scrape time. */
 export interface MetricsSources {
-  /** In-flight count per current endpoint id. */
-  backendInFlight(): Iterable<readonly [id: string, inFlight: number]>;
+  /** Every current endpoint (call after refreshing the load view's clock). */
+  backends(): Iterable<BackendGauges>;
   /** Router-wide open requests. */
   routerInFlight(): number;
 }
+
+/** A gauge per backend, filled from {@link MetricsSources.backends} at scrape time. */
+interface BackendGaugeSpec {
+  readonly name: string;
+  readonly help: string;
+  readonly value: (b: BackendGauges) => number | undefined;
+}
+
+const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
+  { name: 'switchyard_backend_in_flight_requests', help: 'Requests the router has open to each endpoint.', value: (b) => b.inFlight },
+  { name: 'switchyard_backend_engine_waiting_requests', help: "The engine's vllm:num_requests_waiting at the last successful scrape (summed over models and engines).", value: (b) => b.scraped?.waiting },
+  { name: 'switchyard_backend_engine_running_requests', help: "The engine's vllm:num_requests_running at the last successful scrape.", value: (b) => b.scraped?.running },
+  { name: 'switchyard_backend_kv_cache_usage_ratio', help: "The engine's KV-cache usage (0-1) at the last successful scrape.", value: (b) => b.scraped?.kvCacheUsage },
+  { name: 'switchyard_backend_scrape_stale', help: '1 when the last successful scrape is older than scrape.maxAgeMs (routing uses in-flight counts then).', value: (b) => (b.stale ? 1 : 0) },
+  { name: 'switchyard_backend_estimated_waiting_requests', help: 'Requests estimated to be queued at the engine (drives saturation).', value: (b) => b.estimatedWaiting },
+  { name: 'switchyard_backend_load_score', help: 'Outstanding work over capacity (drives ranking; 1 = full).', value: (b) => b.loadScore },
+  { name: 'switchyard_backend_ejected', help: '1 while the endpoint is ejected after repeated failures.', value: (b) => (b.ejected ? 1 : 0) },
+];
 
 /** Why a retry happened; metric label values. */
 export type RetryReason = 'connect' | 'reset';
@@ -39,6 +68,10 @@ export class RouterMetrics {
   readonly #ttfb: Histogram<'route' | 'model'>;
   readonly #upstreamErrors: Counter<'backend' | 'kind'>;
   readonly #retries: Counter<'reason'>;
+  readonly #scrapeDuration: Histogram;
+  readonly #scrapeFailures: Counter<'backend'>;
+  readonly #ejections: Counter<'backend'>;
+  readonly #decisions: Counter<'policy' | 'outcome'>;
   readonly #requestChildren = new Map<string, { inc(): void }>();
   readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
 
@@ -77,16 +110,46 @@ export class RouterMetrics {
       labelNames: ['reason'],
       registers,
     });
-    new Gauge({
-      name: 'switchyard_backend_in_flight_requests',
-      help: 'Requests the router has open to each endpoint.',
+    this.#scrapeDuration = new Histogram({
+      name: 'switchyard_scrape_duration_seconds',
+      help: "Duration of one scrape of an engine's /metrics, failed ones included.",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
+    this.#scrapeFailures = new Counter({
+      name: 'switchyard_scrape_failures_total',
+      help: 'Scrapes that failed (unreachable, timeout, too large, or unusable metrics).',
       labelNames: ['backend'],
       registers,
-      collect() {
-        this.reset();
-        for (const [id, inFlight] of sources.backendInFlight()) this.set({ backend: id }, inFlight);
-      },
     });
+    this.#ejections = new Counter({
+      name: 'switchyard_ejections_total',
+      help: 'Times an endpoint was ejected after repeated failures.',
+      labelNames: ['backend'],
+      registers,
+    });
+    this.#decisions = new Counter({
+      name: 'switchyard_policy_decisions_total',
+      help: 'Routing decisions by policy and outcome (affinity_hit, affinity_spill, no_key_fallback, least_load, round_robin).',
+      labelNames: ['policy', 'outcome'],
+      registers,
+    });
+    for (const spec of BACKEND_GAUGES) {
+      new Gauge({
+        name: spec.name,
+        help: spec.help,
+        labelNames: ['backend'],
+        registers,
+        collect() {
+          // Rebuilt on every scrape, so departed endpoints leave no series behind.
+          this.reset();
+          for (const backend of sources.backends()) {
+            const value = spec.value(backend);
+            if (value !== undefined) this.set({ backend: backend.id }, value);
+          }
+        },
+      });
+    }
     new Gauge({
       name: 'switchyard_in_flight_requests',
       help: 'Requests the router is handling right now, all endpoints together.',
@@ -130,8 +193,26 @@ export class RouterMetrics {
     this.#retries.labels(reason).inc();
   }
 
+  /** Records one scrape. */
+  observeScrape(backend: string, seconds: number, failed: boolean): void {
+    this.#scrapeDuration.observe(seconds);
+    if (failed) this.#scrapeFailures.labels(backend).inc();
+  }
+
+  /** Counts an ejection. */
+  countEjection(backend: string): void {
+    this.#ejections.labels(backend).inc();
+  }
+
+  /** Counts a routing decision. */
+  countDecision(policy: string, outcome: string): void {
+    this.#decisions.labels(policy, outcome).inc();
+  }
+
   /** Removes every series of an endpoint that left the endpoint set. */
   forgetBackend(backend: string): void {
     for (const kind of UPSTREAM_FAILURE_KINDS) this.#upstreamErrors.remove({ backend, kind });
+    this.#scrapeFailures.remove({ backend });
+    this.#ejections.remove({ backend });
   }
 }

@@ -26,8 +26,9 @@ export interface ForwardTimeouts {
 
 /** The load view as the forwarder uses it. */
 export interface LoadRecorder {
-  begin(state: EndpointState): void;
-  settle(state: EndpointState, failure?: UpstreamFailureKind): void;
+  /** Returns a token to pass back to `settle`. */
+  begin(state: EndpointState): number;
+  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void;
 }
 
 /** The metrics the forwarder records. */
@@ -119,9 +120,8 @@ class Exchange {
 
   dispatch(): void {
     const target = this.request.attempts[this.attemptIndex] as EndpointState;
-    const attempt = new Attempt(this, target);
+    const attempt = new Attempt(this, target, this.deps.load.begin(target));
     this.current = attempt;
-    this.deps.load.begin(target);
     const { streamFirstByteMs, streamChunkGapMs, responseMs } = this.deps.timeouts;
     const stream = this.request.stream;
     this.deps.dispatcher.dispatch(
@@ -202,6 +202,8 @@ class Exchange {
 class Attempt implements Dispatcher.DispatchHandler {
   readonly exchange: Exchange;
   readonly target: EndpointState;
+  /** The load view's token for this attempt's in-flight count. */
+  readonly loadToken: number;
   controller: Dispatcher.DispatchController | undefined;
   responseStarted = false;
   status = 0;
@@ -210,9 +212,10 @@ class Attempt implements Dispatcher.DispatchHandler {
   deadline: NodeJS.Timeout | undefined;
   pendingAbort: Error | undefined;
 
-  constructor(exchange: Exchange, target: EndpointState) {
+  constructor(exchange: Exchange, target: EndpointState, loadToken: number) {
     this.exchange = exchange;
     this.target = target;
+    this.loadToken = loadToken;
     const { stream } = exchange.request;
     const { streamFirstByteMs, responseMs } = exchange.deps.timeouts;
     // Streams: the first body byte must come within the first-token budget (undici's
@@ -286,7 +289,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   settle(failure: UpstreamFailureKind | undefined): void {
     if (this.settled) return;
     this.settled = true;
-    this.exchange.deps.load.settle(this.target, failure);
+    this.exchange.deps.load.settle(this.target, this.loadToken, failure);
   }
 }
 

@@ -8,18 +8,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError, toSwitchyardError } from '../errors/errors.ts';
 import { sendError } from '../errors/send-error.ts';
-import { admit } from '../admission/admission.ts';
+import type { AdmissionDecision } from '../admission/admission.ts';
 import type { EndpointState } from '../load/load-view.ts';
-import type { RequestFacts, RoutingPolicy } from '../policy/policy.ts';
+import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders, type AuthorizationRule } from '../proxy/headers.ts';
 import { ClientGoneError, readBody } from './read-body.ts';
 import { INFERENCE_ROUTES, originFormOf, pathOf, type InferenceRoute } from './routes.ts';
 import { jsonBodyFacts, multipartBodyFacts, type BodyFacts } from './routing-facts.ts';
 
-/** The load view as routing reads it. */
+/** The load view as the listener reads it. */
 export interface RoutingView {
-  candidates(model: string): readonly EndpointState[];
   knowsModel(model: string): boolean;
   routableModels(): readonly string[];
 }
@@ -27,7 +26,8 @@ export interface RoutingView {
 /** Collaborators of the traffic listener. */
 export interface TrafficListenerDeps {
   readonly view: RoutingView;
-  readonly policy: RoutingPolicy;
+  /** Policy plus admission: which endpoints to try, or why not. */
+  readonly decide: (facts: RequestFacts) => AdmissionDecision<EndpointState>;
   readonly forward: (request: ForwardRequest) => void;
   readonly countRequest: (route: string, model: string, status: number) => void;
   /** Router-wide in-flight accounting. */
@@ -38,6 +38,8 @@ export interface TrafficListenerDeps {
   readonly limits: { readonly maxBodyBytes: number; readonly maxJsonDepth: number };
   readonly requestIdHeader: string;
   readonly sessionHeader: string;
+  /** Use the body's `user` field as the session key when the header is absent. */
+  readonly sessionFromUser: boolean;
   readonly defaultModel: string | undefined;
   readonly authorization: AuthorizationRule;
 }
@@ -71,10 +73,10 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
     const facts: RequestFacts = {
       model,
       stream: bodyFacts.stream,
-      sessionKey: sessionKeyOf(req.headers[deps.sessionHeader]) ?? bodyFacts.user,
+      sessionKey: sessionKeyOf(req.headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? bodyFacts.user : undefined),
       bodyBytes: body.length,
     };
-    const decision = admit(model, deps.policy.order(facts, deps.view.candidates(model)));
+    const decision = deps.decide(facts);
     if (decision.kind === 'reject') throw decision.error;
     const headers = upstreamRequestHeaders(req.rawHeaders, {
       clientAddress: req.socket.remoteAddress,

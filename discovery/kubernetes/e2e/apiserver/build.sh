@@ -48,8 +48,9 @@ build() {
   local start=$SECONDS
   (
     cd "$dir"
-    # -mod=mod: the wrapper's go.mod/go.sum are authoritative; no vendor dir.
-    CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+    # -mod=readonly: the committed go.mod/go.sum are used as they are; a stale
+    # go.mod fails the build instead of being rewritten (run `go mod tidy`).
+    CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
       "${NICE[@]}" go build -trimpath -ldflags "-s -w $extra" -o "$tmp" "$pkg"
   )
   mv -f "$tmp" "$out"

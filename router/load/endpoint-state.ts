@@ -1,0 +1,144 @@
+/**
+ * Live state of one endpoint: what its source says, what the router is doing
+ * with it, what its engine last reported, and whether it is ejected. Only the
+ * load view mutates it; policies and admission read it.
+ */
+import type { Endpoint } from '../../discovery/endpoint.ts';
+import type { ModelGauges } from './exposition-scanner.ts';
+import { estimatedWaiting, loadScore, type LoadInputs } from './load-formulas.ts';
+import { hashString } from './hash.ts';
+
+/** Upstream failure kinds the proxy reports; also the metric label values. */
+export const UPSTREAM_FAILURE_KINDS = ['connect', 'reset', 'timeout', 'midstream', 'status_5xx'] as const;
+/** One of {@link UPSTREAM_FAILURE_KINDS}. */
+export type UpstreamFailureKind = (typeof UPSTREAM_FAILURE_KINDS)[number];
+
+/** The engine's last successful scrape, summed over the models it serves. */
+export interface ScrapedLoad {
+  readonly waiting: number;
+  readonly running: number;
+  /** 0-1, or undefined when the engine does not export it. */
+  readonly kvCacheUsage: number | undefined;
+  /** Per model, as scraped. */
+  readonly models: ReadonlyMap<string, ModelGauges>;
+  /** Epoch ms of the scrape. */
+  readonly at: number;
+}
+
+/** View-wide settings the derived values depend on. */
+export interface LoadClockAndSettings {
+  /** Epoch ms, refreshed by the view before each routing decision. */
+  readonly now: number;
+  /** A scrape older than this is stale (ms). */
+  readonly maxScrapeAgeMs: number;
+  /** Capacity assumed for load-score normalisation when unknown (sequences). */
+  readonly defaultCapacity: number;
+}
+
+/** Weight of the newest outcome in the error-rate moving average. */
+const ERROR_RATE_ALPHA = 0.1;
+
+export class EndpointState {
+  /** The endpoint as its source last described it. */
+  endpoint!: Endpoint;
+  /** `scheme://host:port` of the endpoint, for the HTTP client. */
+  origin = '';
+  /** Path prefix of the endpoint's base URL ('' for none), prepended to request paths. */
+  basePath = '';
+  /** 32-bit hash of the id, for rendezvous hashing. */
+  idHash = 0;
+  /** False once the endpoint has left the endpoint set. */
+  present = true;
+  /** Requests the router has open to this endpoint right now. */
+  inFlight = 0;
+  /** Last successful scrape, if any (kept while stale, for display). */
+  scraped: ScrapedLoad | undefined;
+  /** Increments at every successful scrape; requests remember the epoch they were sent in. */
+  scrapeEpoch = 0;
+  /** Requests sent since the last scrape that are still open. */
+  sentSinceScrape = 0;
+  /** Highest `running` seen while the engine had a queue: it was full then. */
+  learnedCapacity: number | undefined;
+  /** Moving average of upstream failures per request, 0-1. */
+  errorRate = 0;
+  /** Failures since the last success. */
+  consecutiveFailures = 0;
+  lastFailureAt: number | undefined;
+  lastFailureKind: UpstreamFailureKind | undefined;
+  /** Ejected from routing until this epoch ms (0: not ejected). */
+  ejectedUntil = 0;
+  /** Ejections so far; the next ejection lasts longer. Reset after a long healthy spell. */
+  ejections = 0;
+  lastEjectedAt = 0;
+  readonly #view: LoadClockAndSettings;
+
+  constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
+    this.#view = view;
+    this.describe(endpoint);
+  }
+
+  /** Adopts the source's latest description of the endpoint. */
+  describe(endpoint: Endpoint): void {
+    if (this.endpoint?.url !== endpoint.url) {
+      const url = new URL(endpoint.url);
+      this.origin = url.origin;
+      this.basePath = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
+    }
+    if (this.endpoint?.id !== endpoint.id) this.idHash = hashString(endpoint.id);
+    this.endpoint = endpoint;
+  }
+
+  get id(): string {
+    return this.endpoint.id;
+  }
+
+  /** Ready, not draining, present, and its models are known. */
+  get routable(): boolean {
+    const e = this.endpoint;
+    return this.present && e.ready && !e.draining && e.models !== undefined;
+  }
+
+  /** True while ejected after repeated failures. */
+  get ejected(): boolean {
+    return this.ejectedUntil > this.#view.now;
+  }
+
+  /** The last scrape is missing or older than the max age: routing uses in-flight counts. */
+  get stale(): boolean {
+    return this.scraped === undefined || this.#view.now - this.scraped.at > this.#view.maxScrapeAgeMs;
+  }
+
+  /** Max concurrent sequences: from the source, else learned at saturation, else unknown. */
+  get capacity(): number | undefined {
+    return this.endpoint.capacity ?? this.learnedCapacity;
+  }
+
+  /** See {@link estimatedWaiting}. */
+  get estimatedWaiting(): number {
+    return estimatedWaiting(this.#inputs());
+  }
+
+  /** See {@link loadScore}. */
+  get loadScore(): number {
+    return loadScore(this.#inputs(), this.#view.defaultCapacity);
+  }
+
+  /** KV-cache usage 0-1 from a fresh scrape; 0 when unknown or stale. */
+  get kvCacheUsage(): number {
+    return this.stale ? 0 : (this.scraped?.kvCacheUsage ?? 0);
+  }
+
+  #inputs(): LoadInputs {
+    return {
+      scraped: this.stale ? undefined : this.scraped,
+      sentSinceScrape: this.sentSinceScrape,
+      inFlight: this.inFlight,
+      capacity: this.capacity,
+    };
+  }
+
+  /** Folds one request outcome into the error rate. */
+  recordOutcome(failed: boolean): void {
+    this.errorRate += ERROR_RATE_ALPHA * ((failed ? 1 : 0) - this.errorRate);
+  }
+}

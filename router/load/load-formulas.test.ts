@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { estimatedWaiting, loadScore, type LoadInputs } from './load-formulas.ts';
+
+const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, inFlight: 0, capacity: undefined, ...over });
+
+describe('estimated waiting', () => {
+  it('never calls a roomy engine saturated because the router has many requests open to it', () => {
+    // 256 sequences of capacity, 50 running, 40 sent since the scrape: all fit.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 50 }, sentSinceScrape: 40, inFlight: 90, capacity: 256 })), 0);
+  });
+
+  it('counts requests sent since the scrape that do not fit in the free capacity', () => {
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 5, capacity: 8 })), 2 + 3);
+  });
+
+  it('adds new requests to a queue the scrape showed when capacity is unknown', () => {
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 3, running: 10 }, sentSinceScrape: 4 })), 7);
+  });
+
+  it('counts nothing as waiting when capacity is unknown and the scrape showed no queue', () => {
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 10 }, sentSinceScrape: 400 })), 0);
+  });
+
+  it('falls back to in-flight beyond capacity when the scrape is stale', () => {
+    assert.equal(estimatedWaiting(input({ inFlight: 12, capacity: 8 })), 4);
+    assert.equal(estimatedWaiting(input({ inFlight: 12 })), 0);
+  });
+
+  it('is never negative (property)', () => {
+    fc.assert(
+      fc.property(fc.option(fc.record({ waiting: fc.nat(1000), running: fc.nat(1000) }), { nil: undefined }), fc.nat(1000), fc.nat(1000), fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }), (scraped, sent, inFlight, capacity) => {
+        assert.ok(estimatedWaiting({ scraped, sentSinceScrape: sent, inFlight, capacity }) >= 0);
+      }),
+    );
+  });
+});
+
+describe('load score', () => {
+  it('is outstanding work over capacity', () => {
+    assert.equal(loadScore(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 2, capacity: 8 }), 256), 10 / 8);
+  });
+
+  it('uses the default capacity when unknown, so scores share one scale', () => {
+    assert.equal(loadScore(input({ scraped: { waiting: 0, running: 64 } }), 256), 0.25);
+  });
+
+  it('falls back to in-flight when the scrape is stale', () => {
+    assert.equal(loadScore(input({ inFlight: 4, capacity: 8 }), 256), 0.5);
+  });
+
+  it('ranks a small busy engine above a large idle one', () => {
+    const small = loadScore(input({ scraped: { waiting: 0, running: 2 }, capacity: 2 }), 256);
+    const large = loadScore(input({ scraped: { waiting: 0, running: 8 }, capacity: 64 }), 256);
+    assert.ok(small > large);
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * Scrapes every endpoint's `/metrics` on an interval, all endpoints
+ * concurrently up to a cap, each with its own timeout and size cap, and
+ * hands the parsed gauges to the load view. A slow or hung engine never
+ * delays the others or any request: scrapes run off the request path, and an
+ * endpoint whose previous scrape is still running is skipped this round.
+ * A failed scrape keeps the last good value until it goes stale.
+ */
+import type { EndpointState } from './endpoint-state.ts';
+import { scanVllmMetrics, type ModelGauges } from './exposition-scanner.ts';
+
+/** Fetches an endpoint's metrics text. Rejects on any failure. */
+export type MetricsFetcher = (baseUrl: string) => Promise<string>;
+
+/** What the scraper needs from the load view. */
+export interface ScrapedView {
+  all(): Iterable<EndpointState>;
+  recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void;
+}
+
+/** Hears about every scrape (metrics) and about failure streaks starting and ending (logs). */
+export interface ScrapeObserver {
+  scraped(state: EndpointState, seconds: number, error: string | undefined): void;
+  failing(state: EndpointState, error: string): void;
+  recovered(state: EndpointState, failedForMs: number): void;
+}
+
+/** Scraper timing and limits. */
+export interface ScraperSettings {
+  readonly intervalMs: number;
+  readonly concurrency: number;
+}
+
+interface Health {
+  failingSince: number | undefined;
+  lastError: string | undefined;
+}
+
+/** The scrape loop. */
+export class Scraper {
+  readonly #view: ScrapedView;
+  readonly #fetch: MetricsFetcher;
+  readonly #settings: ScraperSettings;
+  readonly #observer: ScrapeObserver;
+  readonly #running = new Set<EndpointState>();
+  readonly #health = new WeakMap<EndpointState, Health>();
+  readonly #queue: EndpointState[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(view: ScrapedView, fetch: MetricsFetcher, settings: ScraperSettings, observer: ScrapeObserver) {
+    this.#view = view;
+    this.#fetch = fetch;
+    this.#settings = settings;
+    this.#observer = observer;
+  }
+
+  /** Starts scraping now and then every interval. */
+  start(): void {
+    this.tick();
+    this.#timer = setInterval(() => this.tick(), this.#settings.intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#queue.length = 0;
+  }
+
+  /** The last scrape error of an endpoint while its scrapes are failing. */
+  failure(state: EndpointState): { since: number; error: string } | undefined {
+    const health = this.#health.get(state);
+    return health?.failingSince === undefined ? undefined : { since: health.failingSince, error: health.lastError ?? '' };
+  }
+
+  /** One round: queue every endpoint that is not being scraped already. */
+  tick(): void {
+    for (const state of this.#view.all()) {
+      if (!this.#running.has(state) && !this.#queue.includes(state)) this.#queue.push(state);
+    }
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (this.#running.size < this.#settings.concurrency && this.#queue.length > 0) {
+      const state = this.#queue.shift() as EndpointState;
+      if (!state.present) continue;
+      this.#running.add(state);
+      void this.#scrape(state).finally(() => {
+        this.#running.delete(state);
+        this.#drain();
+      });
+    }
+  }
+
+  async #scrape(state: EndpointState): Promise<void> {
+    const started = performance.now();
+    let error: string | undefined;
+    try {
+      const result = scanVllmMetrics(await this.#fetch(state.endpoint.url));
+      if (result.ok) this.#view.recordScrape(state, result.models);
+      else error = `unusable metrics: ${result.error}`;
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    this.#observer.scraped(state, (performance.now() - started) / 1000, error);
+    this.#track(state, error);
+  }
+
+  #track(state: EndpointState, error: string | undefined): void {
+    let health = this.#health.get(state);
+    if (health === undefined) this.#health.set(state, (health = { failingSince: undefined, lastError: undefined }));
+    if (error !== undefined) {
+      health.lastError = error;
+      if (health.failingSince === undefined) {
+        health.failingSince = Date.now();
+        this.#observer.failing(state, error);
+      }
+    } else if (health.failingSince !== undefined) {
+      this.#observer.recovered(state, Date.now() - health.failingSince);
+      health.failingSince = undefined;
+      health.lastError = undefined;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The `/debug/endpoints` document: everything the router believes about each
+ * endpoint, so an operator can see why it routes the way it does.
+ */
+import type { ModelProbeStatus } from '../../discovery/model-probe.ts';
+import type { EndpointState } from '../load/endpoint-state.ts';
+import type { LoadView } from '../load/load-view.ts';
+
+/** Extra per-endpoint facts held outside the load view. */
+export interface DebugSources {
+  modelProbe(url: string): ModelProbeStatus | undefined;
+  scrapeFailure(state: EndpointState): { since: number; error: string } | undefined;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined || ms === 0 ? null : new Date(ms).toISOString());
+
+/** Builds the document (reads the clock once). */
+export function debugEndpointsDocument(view: LoadView, routerInFlight: number, sources: DebugSources): unknown {
+  view.tick();
+  const now = view.clock.now;
+  return {
+    version: view.version,
+    synced: view.synced,
+    routerInFlight,
+    endpoints: [...view.all()].map((state) => {
+      const scraped = state.scraped;
+      const failure = sources.scrapeFailure(state);
+      return {
+        id: state.id,
+        url: state.endpoint.url,
+        models: state.endpoint.models ?? null,
+        ready: state.endpoint.ready,
+        draining: state.endpoint.draining,
+        routable: state.routable,
+        inFlight: state.inFlight,
+        load: {
+          estimatedWaiting: state.estimatedWaiting,
+          loadScore: state.loadScore,
+          kvCacheUsage: state.kvCacheUsage,
+          capacity: state.capacity ?? null,
+          capacitySource: state.endpoint.capacity !== undefined ? 'configured' : state.learnedCapacity !== undefined ? 'learned' : 'unknown',
+          sentSinceScrape: state.sentSinceScrape,
+        },
+        scrape: {
+          stale: state.stale,
+          ageMs: scraped === undefined ? null : now - scraped.at,
+          waiting: scraped?.waiting ?? null,
+          running: scraped?.running ?? null,
+          kvCacheUsage: scraped?.kvCacheUsage ?? null,
+          perModel: scraped === undefined ? {} : Object.fromEntries(scraped.models),
+          failingSince: iso(failure?.since),
+          lastError: failure?.error ?? null,
+        },
+        health: {
+          errorRate: Number(state.errorRate.toFixed(4)),
+          consecutiveFailures: state.consecutiveFailures,
+          lastFailureKind: state.lastFailureKind ?? null,
+          lastFailureAt: iso(state.lastFailureAt),
+          ejected: state.ejected,
+          ejectedUntil: state.ejected ? iso(state.ejectedUntil) : null,
+          ejections: state.ejections,
+          modelProbe: sources.modelProbe(state.endpoint.url) ?? null,
+        },
+      };
+    }),
+  };
+}
