@@ -28,6 +28,10 @@ export interface SimKnobs {
   slowHeadersMs: number;
   /** Destroy every connection as soon as it is accepted. */
   refuse: boolean;
+  /** `/metrics` accepts the request and never answers. */
+  metricsHang: boolean;
+  /** `/metrics` answers 200 with a body that is not an exposition. */
+  metricsGarbage: boolean;
 }
 
 /** Defaults: a small, quick engine. */
@@ -43,6 +47,8 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   stall: false,
   slowHeadersMs: 0,
   refuse: false,
+  metricsHang: false,
+  metricsGarbage: false,
 });
 
 const KEYS = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];

@@ -157,8 +157,8 @@ export class EngineSimulator {
     res.once('close', () => gone.abort());
     if (!(await this.scheduler.acquire(knobs.maxSeqs, gone.signal))) return;
     try {
-      if (knobs.slowHeadersMs > 0) await sleep(knobs.slowHeadersMs);
-      await this.#generate(path, payload, knobs, res, requestId);
+      if (knobs.slowHeadersMs > 0) await sleep(knobs.slowHeadersMs, gone.signal);
+      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal);
     } finally {
       this.scheduler.release(knobs.maxSeqs);
     }
@@ -175,7 +175,12 @@ export class EngineSimulator {
           data: [{ id: this.model, object: 'model', created: 0, owned_by: 'vllm', root: this.model, parent: null, max_model_len: 8192 }],
         });
       case '/metrics':
+        if (this.knobs.metricsHang) return;
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        if (this.knobs.metricsGarbage) {
+          res.end('<html><body>502 Bad Gateway</body></html>\n\x00\xff vllm:num_requests_waiting{ 1');
+          return;
+        }
         res.end(
           renderMetrics({
             model: this.model,
@@ -192,7 +197,8 @@ export class EngineSimulator {
     }
   }
 
-  async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined): Promise<void> {
+  /** Writes the response; stops early (freeing the batch slot) once `gone` fires. */
+  async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined, gone: AbortSignal): Promise<void> {
     const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random });
     const started = performance.now();
     const finish = (status: number) => {
@@ -207,18 +213,19 @@ export class EngineSimulator {
       const id = `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`;
       if (payload['stream'] === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-        await sleep(knobs.ttftMs);
+        await sleep(knobs.ttftMs, gone);
         this.#ttft.observe((performance.now() - started) / 1000);
         const events = chat ? chatEvents(this.model, id, knobs, tools, this.#requests) : completionEvents(this.model, id, knobs);
         for (let i = 0; i < events.length && !writer.dead; i++) {
-          if (i > 0 && events[i - 1] !== undefined && knobs.itlMs > 0) await sleep(knobs.itlMs);
+          if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
           writer.write(events[i] as string);
         }
         writer.end(SSE_DONE);
         finish(200);
         return;
       }
-      await sleep(knobs.ttftMs + knobs.itlMs * Math.max(0, knobs.outputTokens - 1));
+      await sleep(knobs.ttftMs + knobs.itlMs * Math.max(0, knobs.outputTokens - 1), gone);
+      if (gone.aborted) return finish(0);
       this.#ttft.observe(knobs.ttftMs / 1000);
       const body = chat ? chatCompletion(this.model, id, knobs, tools, this.#requests) : textCompletion(this.model, id, knobs);
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -315,6 +322,16 @@ function remember<T>(map: Map<string, T>, key: string, value: T): void {
   map.set(key, value);
 }
 
-function sleep(ms: number): Promise<void> {
-  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`, or at once when `signal` fires. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -2,7 +2,9 @@
  * Test harness: real engine simulators and a real router on 127.0.0.1 with
  * ephemeral ports, in this process, plus a small raw HTTP client.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.ts';
 import { Router } from '../compose.ts';
@@ -111,4 +113,39 @@ export function sseData(body: Buffer): string[] {
     .split('\n\n')
     .filter((event) => event.startsWith('data: '))
     .map((event) => event.slice('data: '.length));
+}
+
+const BIN = fileURLToPath(new URL('../cli/bin.ts', import.meta.url));
+
+/** A router running as a child process. */
+export interface RouterProcess {
+  readonly child: ChildProcess;
+  readonly traffic: number;
+  readonly admin: number;
+  /** Resolves with the exit code. */
+  readonly exit: Promise<number | null>;
+}
+
+/** Starts `switchyard serve` as a child process and resolves with its ports once it listens. */
+export function startRouterProcess(args: string[]): Promise<RouterProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      buffered += text;
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('switchyard listening')) continue;
+        const { traffic, admin } = JSON.parse(line) as { traffic: number; admin: number };
+        resolve({ child, traffic, admin, exit });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`router exited early with ${String(code)}: ${buffered}`)));
+  });
+}
+
+/** The index of the engine that received `requestId`, or -1. */
+export function servedBy(engines: readonly EngineSimulator[], requestId: string): number {
+  return engines.findIndex((engine) => engine.received(requestId) !== undefined);
 }

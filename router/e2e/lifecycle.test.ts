@@ -1,32 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { sseData } from './harness.ts';
+import { sseData, startRouterProcess } from './harness.ts';
 
-const BIN = fileURLToPath(new URL('../cli/bin.ts', import.meta.url));
 const MODEL = 'm-drain';
-
-/** Starts `switchyard serve` as a child process and resolves with its ports once it listens. */
-function startRouterProcess(args: string[]): Promise<{ child: ChildProcess; traffic: number; admin: number; exit: Promise<number | null> }> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => {
-      buffered += text;
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('switchyard listening')) continue;
-        const { traffic, admin } = JSON.parse(line) as { traffic: number; admin: number };
-        resolve({ child, traffic, admin, exit });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`router exited early with ${String(code)}: ${buffered}`)));
-  });
-}
 
 describe('SIGTERM drain', () => {
   const engine = new EngineSimulator({ model: MODEL, knobs: { ttftMs: 5, itlMs: 20, outputTokens: 60 } });

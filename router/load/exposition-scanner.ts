@@ -22,27 +22,15 @@ export interface ModelGauges {
 /** Result: gauges by `model_name` label value (series without model_name go under ''), or an error string when the body is not a usable exposition. */
 export type ScanResult = { ok: true; models: Map<string, ModelGauges> } | { ok: false; error: string };
 
-const LF = 10;
-const CR = 13;
-const SPACE = 32;
-const TAB = 9;
-const QUOTE = 34;
-const COMMA = 44;
-const EQUALS = 61;
-const BACKSLASH = 92;
-const LBRACE = 123;
-const RBRACE = 125;
-const LOWER_V = 118;
+// Character codes, so the hot loop compares numbers and never makes a substring.
+const TAB = 9, CR = 13, SPACE = 32, QUOTE = 34, COMMA = 44, EQUALS = 61, BACKSLASH = 92, LBRACE = 123, RBRACE = 125, LOWER_V = 118;
 
 // Wanted series kinds, indexes into NAMES.
-const NONE = -1;
+const NONE = -1, WAITING = 0, RUNNING = 1, KV = 2, GPU_KV = 3;
 type Kind = typeof WAITING | typeof RUNNING | typeof KV | typeof GPU_KV;
-const WAITING = 0;
-const RUNNING = 1;
-const KV = 2;
-const GPU_KV = 3;
 const NAMES = ['vllm:num_requests_waiting', 'vllm:num_requests_running', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'] as const;
 
+/** Per model while scanning; the two KV names stay apart until the end decides which one counts. */
 interface Accumulator {
   waiting: number;
   running: number;
@@ -73,9 +61,9 @@ export function scanVllmMetrics(text: string): ScanResult {
     if (!terminated) end = len;
     pos = end + 1;
     // The hot path: comments, buckets and other families stop at this check.
-    let c = text.charCodeAt(start);
+    const c = text.charCodeAt(start);
     if (c !== LOWER_V) {
-      if (c !== SPACE && c !== TAB) continue;
+      if (!isBlank(c)) continue;
       start = skipBlanks(text, start, end);
       if (text.charCodeAt(start) !== LOWER_V) continue;
     }
@@ -117,9 +105,8 @@ function malformed(lineNo: number, reason: string): ScanResult {
 
 /** Which wanted series the line at `i` carries: the exact name, then `{`, a blank or the line end. */
 function wantedKind(text: string, i: number, end: number): Kind | typeof NONE {
-  if (!text.startsWith('vllm:', i)) return NONE;
   let kind: Kind;
-  // One character picks the only candidate, so most vllm: lines cost one startsWith.
+  // The character after `vllm:` picks the only candidate; buckets and counters stop here.
   switch (text.charCodeAt(i + 5)) {
     case 110: // n
       kind = text.charCodeAt(i + 18) === 119 ? WAITING : RUNNING; // 'w' of num_requests_waiting
@@ -147,12 +134,12 @@ function couldBeWanted(rest: string): boolean {
   return false;
 }
 
+function isBlank(c: number): boolean {
+  return c === SPACE || c === TAB;
+}
+
 function skipBlanks(text: string, i: number, end: number): number {
-  while (i < end) {
-    const c = text.charCodeAt(i);
-    if (c !== SPACE && c !== TAB) break;
-    i++;
-  }
+  while (i < end && isBlank(text.charCodeAt(i))) i++;
   return i;
 }
 
@@ -183,11 +170,7 @@ function parseSeries(text: string, i: number, end: number): { model: string; val
 }
 
 function tokenEnd(text: string, i: number, end: number): number {
-  while (i < end) {
-    const c = text.charCodeAt(i);
-    if (c === SPACE || c === TAB) break;
-    i++;
-  }
+  while (i < end && !isBlank(text.charCodeAt(i))) i++;
   return i;
 }
 
@@ -251,7 +234,7 @@ function parseNumber(text: string, start: number, end: number): number | undefin
   let i = start;
   const sign = text.charCodeAt(i);
   if (sign === 43 || sign === 45) i++; // + -
-  const word = text.slice(i, end).toLowerCase();
+  const word = end - i <= 8 ? text.slice(i, end).toLowerCase() : '';
   if (word === 'inf' || word === 'infinity') return sign === 45 ? -Infinity : Infinity;
   if (word === 'nan' && i === start) return NaN;
   let digits = 0;

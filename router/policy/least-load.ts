@@ -1,4 +1,4 @@
-import type { EndpointLoad, PolicyDecision, Random, RequestFacts, RoutingPolicy } from './policy.ts';
+import type { EndpointLoad, PolicyDecision, Random, RequestFacts, RoutingPolicy, SaturationTest } from './policy.ts';
 import { MAX_ORDERED } from './policy.ts';
 import { mix32 } from '../load/hash.ts';
 import { eligible, topK } from './select.ts';
@@ -18,7 +18,7 @@ export class LeastLoadPolicy implements RoutingPolicy {
     this.#powerOfTwo = powerOfTwoChoices;
   }
 
-  order<T extends EndpointLoad>(_facts: RequestFacts, candidates: readonly T[]): PolicyDecision<T> {
+  order<T extends EndpointLoad>(_facts: RequestFacts, candidates: readonly T[], _saturated?: SaturationTest<T>): PolicyDecision<T> {
     const pool = eligible(candidates);
     const salt = (this.#random() * 0x100000000) >>> 0;
     const better = (a: T, b: T) =>

@@ -1,4 +1,4 @@
-import type { EndpointLoad, PolicyDecision, RequestFacts, RoutingPolicy } from './policy.ts';
+import type { EndpointLoad, PolicyDecision, RequestFacts, RoutingPolicy, SaturationTest } from './policy.ts';
 import { MAX_ORDERED } from './policy.ts';
 import { eligible } from './select.ts';
 
@@ -10,7 +10,7 @@ export class RoundRobinPolicy implements RoutingPolicy {
   readonly name = 'round-robin';
   readonly #cursors = new Map<string, number>();
 
-  order<T extends EndpointLoad>(facts: RequestFacts, candidates: readonly T[]): PolicyDecision<T> {
+  order<T extends EndpointLoad>(facts: RequestFacts, candidates: readonly T[], _saturated?: SaturationTest<T>): PolicyDecision<T> {
     const pool = eligible(candidates);
     const cursor = this.#cursors.get(facts.model) ?? 0;
     this.#cursors.set(facts.model, (cursor + 1) % 0x7fffffff);
