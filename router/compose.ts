@@ -10,6 +10,9 @@ import { Agent } from 'undici';
 import type { EndpointSource } from '../discovery/endpoint.ts';
 import { ModelProbe, httpModelFetcher } from '../discovery/model-probe.ts';
 import { StaticEndpointSource } from '../discovery/static-source.ts';
+import { UnionEndpointSource } from '../discovery/union-source.ts';
+import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
+import { KubernetesDiscovery, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
 import type { Config } from './config/schema.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -36,8 +39,10 @@ export interface BoundPorts {
 /** Optional overrides for embedding the router (tests, demo). */
 export interface RouterOptions {
   readonly logger?: Logger;
-  /** Endpoint source instead of the static list from config. */
+  /** Endpoint source instead of the ones configured (static list, Kubernetes). */
   readonly source?: EndpointSource;
+  /** Environment for Kubernetes credentials (KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT); default: the process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A fully wired router process. */
@@ -48,6 +53,7 @@ export class Router {
   readonly metrics: RouterMetrics;
   readonly lifecycle = new Lifecycle();
   readonly #source: EndpointSource;
+  readonly #kubernetes: KubernetesDiscovery | undefined;
   readonly #probe: ModelProbe;
   readonly #scraper: Scraper;
   readonly #upstream: Agent;
@@ -73,7 +79,8 @@ export class Router {
     });
     // Model probes and scrapes share one small pool, apart from request traffic.
     this.#probeAgent = new Agent({ connections: 2, connect: { timeout: config.timeouts.connectMs } });
-    this.#source = options.source ?? new StaticEndpointSource(config.backends, config.load.capacity);
+    this.#kubernetes = options.source === undefined ? kubernetesDiscovery(config, options.env ?? process.env, this.logger) : undefined;
+    this.#source = options.source ?? configuredSource(config, this.#kubernetes, this.logger);
     this.#probe = new ModelProbe(
       this.#source,
       httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, probeAuthorization),
@@ -86,6 +93,8 @@ export class Router {
       },
       routerInFlight: () => this.#inFlight,
     });
+    const kubernetes = this.#kubernetes;
+    if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
     this.view.onEjection = (state, until) => {
       this.metrics.countEjection(state.id);
       this.logger.warn({ backend: state.id, until: new Date(until).toISOString(), ejections: state.ejections }, 'endpoint ejected after repeated failures');
@@ -145,6 +154,7 @@ export class Router {
       debugEndpoints: () =>
         debugEndpointsDocument(this.view, this.#inFlight, {
           modelProbe: (url) => this.#probe.status(url),
+          discovery: () => this.#kubernetes?.status() ?? [],
           scrapeFailure: (state) => this.#scraper.failure(state),
         }),
     });
@@ -197,6 +207,28 @@ export class Router {
 function nodeListener(fetch: Parameters<typeof getRequestListener>[0]): (req: IncomingMessage, res: ServerResponse) => void {
   const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
   return (req, res) => void listener(req, res);
+}
+
+/** The Kubernetes sources of `config.discovery`, or undefined when discovery is static only. */
+function kubernetesDiscovery(config: Config, env: Readonly<Record<string, string | undefined>>, logger: Logger): KubernetesDiscovery | undefined {
+  return KubernetesDiscovery.create(
+    config.discovery,
+    {
+      kubeconfig: config.kubeconfig ?? env['KUBECONFIG'],
+      serviceHost: env['KUBERNETES_SERVICE_HOST'],
+      servicePort: env['KUBERNETES_SERVICE_PORT'],
+      serviceAccountDir: config.discovery.serviceAccountDir,
+    },
+    discoveryLogObserver(logger),
+  );
+}
+
+/** Kubernetes sources, plus the static list when it has entries (or is all there is), merged into one. */
+function configuredSource(config: Config, kubernetes: KubernetesDiscovery | undefined, logger: Logger): EndpointSource {
+  const sources: EndpointSource[] = kubernetes === undefined ? [] : [kubernetes];
+  if (config.backends.length > 0 || kubernetes === undefined) sources.push(new StaticEndpointSource(config.backends, config.load.capacity));
+  if (sources.length === 1) return sources[0] as EndpointSource;
+  return new UnionEndpointSource(sources, (id) => logger.warn({ backend: id }, 'two discovery sources gave the same endpoint id; keeping the first'));
 }
 
 function authorizationRule(config: Config): AuthorizationRule {

@@ -182,12 +182,59 @@ const admission = z
   .prefault({})
   .describe('Saturation thresholds.');
 
+const sourceKind = z.enum(['pods', 'endpointslices']);
+const sourceFields = {
+  namespace: z.string().min(1).optional().describe("Namespace to watch; default: the router's own (service-account namespace file), or the kubeconfig context's."),
+  labelSelector: z.string().min(1).optional().describe('pods: label selector of the inference pods, e.g. app=vllm (required for pods).'),
+  service: z.string().min(1).optional().describe('endpointslices: name of the Service whose EndpointSlices list the engines (required for endpointslices).'),
+  portName: z.string().min(1).default('http').describe('Name of the container port (pods) or Service port (endpointslices) that serves the OpenAI API.'),
+  port: z.number().int().min(1).max(65_535).optional().describe('Engine port when neither the switchyard.io/port annotation nor the named port gives one.'),
+};
+const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined }, ctx: z.RefinementCtx) => {
+  const kind = value.kind ?? value.mode;
+  if (kind === 'pods' && value.labelSelector === undefined) ctx.addIssue({ code: 'custom', path: ['labelSelector'], message: 'required when discovering pods' });
+  if (kind === 'endpointslices' && value.service === undefined) ctx.addIssue({ code: 'custom', path: ['service'], message: 'required when discovering endpointslices' });
+};
+
+const discovery = z
+  .object({
+    mode: z
+      .enum(['static', 'pods', 'endpointslices'])
+      .default('static')
+      .describe('Kubernetes source set by flags/env: static (only `backends`), pods (label selector), endpointslices (a Service).'),
+    ...sourceFields,
+    sources: z
+      .record(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'source names are DNS labels'), z.object({ kind: sourceKind, ...sourceFields }).strict().superRefine(requireSelectorOrService))
+      .default({})
+      .describe('More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm"}}.'),
+    resyncIntervalMs: positiveMs.default(300_000).describe('Full re-list period that repairs anything a watch missed (ms; jittered by up to -10%).'),
+    watchIdleTimeoutMs: positiveMs
+      .default(150_000)
+      .describe('A watch with no event and no bookmark for this long is restarted with a re-list (ms; the API server bookmarks about every 60 s).'),
+    listTimeoutMs: positiveMs.default(30_000).describe('Timeout of one list request (ms).'),
+    backoffInitialMs: positiveMs.default(1_000).describe('First retry delay after an API failure (ms); doubles per consecutive failure, jittered.'),
+    backoffMaxMs: positiveMs.default(30_000).describe('Longest retry delay after API failures (ms).'),
+    serviceAccountDir: z
+      .string()
+      .min(1)
+      .default('/var/run/secrets/kubernetes.io/serviceaccount')
+      .describe('In-cluster credentials: directory with the service account token, ca.crt and namespace.'),
+  })
+  .superRefine(requireSelectorOrService)
+  .prefault({})
+  .describe('Endpoint discovery (static backends and/or the Kubernetes API).');
+
 /** The whole configuration schema. */
 export const configSchema = z
   .object({
     listen: hostPort.default('0.0.0.0:8080').describe('Traffic address HOST:PORT (inference routes).'),
     adminListen: hostPort.default('0.0.0.0:9090').describe('Admin address HOST:PORT (/metrics, probes, /debug); never shed.'),
     backends: z.array(backendUrl).default([]).describe('Static engine base URLs, e.g. http://10.0.0.5:8000 (flag: --backend, repeatable).'),
+    kubeconfig: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Kubeconfig file(s) for the Kubernetes API when running outside the cluster (also read from KUBECONFIG); in-cluster credentials otherwise.'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
     requestIdHeader: z.string().min(1).default('x-request-id').describe('Header that carries the request id, accepted or generated.'),
     timeouts,
@@ -199,6 +246,7 @@ export const configSchema = z
     load,
     admission,
     modelsRefresh,
+    discovery,
   })
   .strict();
 

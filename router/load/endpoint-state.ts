@@ -71,6 +71,7 @@ export class EndpointState {
   ejections = 0;
   lastEjectedAt = 0;
   readonly #view: LoadClockAndSettings;
+  readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, inFlight: 0, capacity: undefined };
 
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
@@ -128,13 +129,14 @@ export class EndpointState {
     return this.stale ? 0 : (this.scraped?.kvCacheUsage ?? 0);
   }
 
+  /** Refills one reused inputs object: these getters run for every candidate of every request. */
   #inputs(): LoadInputs {
-    return {
-      scraped: this.stale ? undefined : this.scraped,
-      sentSinceScrape: this.sentSinceScrape,
-      inFlight: this.inFlight,
-      capacity: this.capacity,
-    };
+    const inputs = this.#scratch;
+    inputs.scraped = this.stale ? undefined : this.scraped;
+    inputs.sentSinceScrape = this.sentSinceScrape;
+    inputs.inFlight = this.inFlight;
+    inputs.capacity = this.capacity;
+    return inputs;
   }
 
   /** Folds one request outcome into the error rate. */

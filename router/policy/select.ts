@@ -1,6 +1,6 @@
 /**
- * Small shared pieces of the policies: ejected-endpoint filtering and a
- * top-k selector.
+ * Small shared pieces of the policies: ejected-endpoint filtering, a top-k
+ * selector and reusable scratch arrays.
  */
 import type { EndpointLoad } from './policy.ts';
 
@@ -17,20 +17,30 @@ export function eligible<T extends EndpointLoad>(candidates: readonly T[]): read
 }
 
 /**
- * The `k` best items by `better` (a strict "a goes before b"), best first,
- * in O(n·k) without sorting everything.
+ * Indices of the `k` best of `n` items by `better(i, j)` (a strict "item i
+ * goes before item j"), best first. Allocates only the result: policies run
+ * it over every candidate of every request.
  */
-export function topK<T>(items: readonly T[], k: number, better: (a: T, b: T) => boolean): T[] {
-  const out: T[] = [];
-  for (const item of items) {
-    if (out.length === k && !better(item, out[k - 1] as T)) continue;
-    // Insert in place; when full, the last (worst) item falls off.
+export function topKIndices(n: number, k: number, better: (i: number, j: number) => boolean): number[] {
+  const out: number[] = [];
+  for (let item = 0; item < n; item++) {
+    if (out.length === k && !better(item, out[k - 1] as number)) continue;
     let i = Math.min(out.length, k - 1);
-    while (i > 0 && better(item, out[i - 1] as T)) {
-      out[i] = out[i - 1] as T;
+    while (i > 0 && better(item, out[i - 1] as number)) {
+      out[i] = out[i - 1] as number;
       i--;
     }
     out[i] = item;
   }
   return out;
+}
+
+/** A Float64Array of at least `n` elements, reusing `current` when it is big enough. */
+export function ensureFloat64(current: Float64Array<ArrayBuffer>, n: number): Float64Array<ArrayBuffer> {
+  return current.length >= n ? current : new Float64Array(Math.max(n, current.length * 2, 16));
+}
+
+/** A Uint32Array of at least `n` elements, reusing `current` when it is big enough. */
+export function ensureUint32(current: Uint32Array<ArrayBuffer>, n: number): Uint32Array<ArrayBuffer> {
+  return current.length >= n ? current : new Uint32Array(Math.max(n, current.length * 2, 16));
 }

@@ -1,7 +1,7 @@
 import type { EndpointLoad, PolicyDecision, RequestFacts, RoutingPolicy, SaturationTest } from './policy.ts';
 import { MAX_ORDERED } from './policy.ts';
 import { hashString, mix32 } from '../load/hash.ts';
-import { eligible, topK } from './select.ts';
+import { eligible, ensureUint32, topKIndices } from './select.ts';
 
 /**
  * A pod under this load score is never left by the balance rule: it has free
@@ -24,6 +24,8 @@ export class SessionAffinityPolicy implements RoutingPolicy {
   readonly name = 'session';
   readonly #epsilon: number;
   readonly #fallback: RoutingPolicy;
+  /** Scratch for rendezvous weights, reused across decisions. */
+  #weight = new Uint32Array(0);
 
   constructor(epsilon: number, fallback: RoutingPolicy) {
     this.#epsilon = epsilon;
@@ -35,14 +37,18 @@ export class SessionAffinityPolicy implements RoutingPolicy {
       return { ordered: this.#fallback.order(facts, candidates, saturated).ordered, outcome: 'no_key_fallback' };
     }
     const pool = eligible(candidates);
+    const n = pool.length;
     const key = hashString(facts.sessionKey);
-    const ranked = topK(pool, MAX_ORDERED, (a, b) => {
-      const wa = mix32(key, a.idHash);
-      const wb = mix32(key, b.idHash);
-      return wa !== wb ? wa > wb : a.id < b.id;
-    });
+    const weight = (this.#weight = ensureUint32(this.#weight, n));
     let total = 0;
-    for (const c of pool) total += c.loadScore;
+    for (let i = 0; i < n; i++) {
+      const endpoint = pool[i] as T;
+      weight[i] = mix32(key, endpoint.idHash);
+      total += endpoint.loadScore;
+    }
+    const ranked = topKIndices(n, MAX_ORDERED, (i, j) =>
+      weight[i] !== weight[j] ? (weight[i] as number) > (weight[j] as number) : (pool[i] as T).id < (pool[j] as T).id,
+    ).map((i) => pool[i] as T);
     const limit = Math.max(BALANCE_FLOOR, (1 + this.#epsilon) * (total / Math.max(1, pool.length)));
     const first = ranked.findIndex((c) => !saturated(c) && c.loadScore <= limit);
     if (first === 0) return { ordered: ranked, outcome: 'affinity_hit' };

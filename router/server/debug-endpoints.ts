@@ -10,6 +10,8 @@ import type { LoadView } from '../load/load-view.ts';
 export interface DebugSources {
   modelProbe(url: string): ModelProbeStatus | undefined;
   scrapeFailure(state: EndpointState): { since: number; error: string } | undefined;
+  /** State of each Kubernetes discovery source (sync, errors, restarts); empty for static discovery. */
+  discovery?(): readonly unknown[];
 }
 
 const iso = (ms: number | undefined) => (ms === undefined || ms === 0 ? null : new Date(ms).toISOString());
@@ -22,6 +24,7 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
     version: view.version,
     synced: view.synced,
     routerInFlight,
+    discovery: sources.discovery?.() ?? [],
     endpoints: [...view.all()].map((state) => {
       const scraped = state.scraped;
       const failure = sources.scrapeFailure(state);

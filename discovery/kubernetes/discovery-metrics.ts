@@ -1,0 +1,56 @@
+/**
+ * Prometheus metrics of the Kubernetes sources, registered on the router's
+ * registry and read from the sources' status at scrape time (so a source
+ * that is gone leaves no series). Names follow the router's conventions:
+ * prefix `switchyard_`, base units, `_total` on counters; the `source` label
+ * takes configured source names only.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { KubernetesSourceStatus } from './kubernetes-source.ts';
+import { RESTART_REASONS } from './list-watcher.ts';
+
+/** Registers the discovery metrics; `statuses` is called on every scrape. */
+export function registerDiscoveryMetrics(registry: Registry, statuses: () => readonly KubernetesSourceStatus[]): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'switchyard_discovery_up',
+    help: '1 while the source is synced and its last list/watch succeeded; 0 while the API fails (the last good endpoint set stays in use).',
+    labelNames: ['source', 'kind', 'namespace'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) this.set({ source: s.name, kind: s.kind, namespace: s.namespace }, s.healthy ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_discovery_last_list_timestamp_seconds',
+    help: 'Unix time of the last successful full list of the source.',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) if (s.lastListAt !== undefined) this.set({ source: s.name }, s.lastListAt / 1000);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_discovery_endpoints',
+    help: 'Endpoints (any state) the source currently reports.',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) this.set({ source: s.name }, s.endpoints);
+    },
+  });
+  new Counter({
+    name: 'switchyard_discovery_restarts_total',
+    help: 'List+watch restarts (each re-lists), by reason: error, gone (410), malformed, idle (silent watch), resync (periodic), closed (server ended the watch).',
+    labelNames: ['source', 'reason'],
+    registers,
+    collect() {
+      // The sources count; the counter mirrors their totals at scrape time.
+      this.reset();
+      for (const s of statuses()) for (const reason of RESTART_REASONS) this.inc({ source: s.name, reason }, s.restarts[reason]);
+    },
+  });
+}

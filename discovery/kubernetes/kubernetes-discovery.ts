@@ -1,0 +1,134 @@
+/**
+ * All Kubernetes sources of one router, built from the `discovery` options:
+ * the one selected by `mode` (flags and env can set it) plus the named
+ * `sources` of the config file, sharing one API connection. It is itself an
+ * endpoint source (the merge of its sources) whose `stop` also closes the
+ * connection.
+ */
+import type { EndpointSetListener, EndpointSource } from '../endpoint.ts';
+import { UnionEndpointSource } from '../union-source.ts';
+import { KubeApi, type ListWatchApi } from './kube-api.ts';
+import { loadKubeConnection, type KubeConnectionOptions } from './kube-config.ts';
+import { KubernetesEndpointSource, type KubernetesSourceObserver, type KubernetesSourceSpec, type KubernetesSourceStatus } from './kubernetes-source.ts';
+import type { ListWatchTiming } from './list-watcher.ts';
+
+/** One source as configured (namespace optional: the default namespace applies). */
+export interface SourceOptions {
+  readonly kind: 'pods' | 'endpointslices';
+  readonly namespace?: string | undefined;
+  readonly labelSelector?: string | undefined;
+  readonly service?: string | undefined;
+  readonly portName: string;
+  readonly port?: number | undefined;
+}
+
+/** The `discovery` configuration section (structurally; the router's schema satisfies it). */
+export interface DiscoveryOptions extends ListWatchTiming {
+  readonly mode: 'static' | 'pods' | 'endpointslices';
+  readonly namespace?: string | undefined;
+  readonly labelSelector?: string | undefined;
+  readonly service?: string | undefined;
+  readonly portName: string;
+  readonly port?: number | undefined;
+  readonly sources: Readonly<Record<string, SourceOptions>>;
+  readonly listTimeoutMs: number;
+  readonly serviceAccountDir: string;
+}
+
+/** Name of the source selected by `discovery.mode`. */
+export const MODE_SOURCE_NAME = 'default';
+
+/** The configured Kubernetes sources by name; empty when discovery is static only. */
+export function configuredSources(options: DiscoveryOptions): [string, SourceOptions][] {
+  const out: [string, SourceOptions][] = [];
+  if (options.mode !== 'static') {
+    const { namespace, labelSelector, service, portName, port } = options;
+    out.push([MODE_SOURCE_NAME, { kind: options.mode, namespace, labelSelector, service, portName, port }]);
+  }
+  out.push(...Object.entries(options.sources));
+  return out;
+}
+
+/** The Kubernetes sources of a router, merged. */
+export class KubernetesDiscovery implements EndpointSource {
+  readonly sources: readonly KubernetesEndpointSource[];
+  readonly #union: UnionEndpointSource;
+  readonly #api: { close(): Promise<void> } | undefined;
+
+  /** Tests pass an `api` of their own; otherwise one is built from `connection`. */
+  constructor(sources: readonly KubernetesEndpointSource[], api?: { close(): Promise<void> }) {
+    this.sources = sources;
+    this.#union = new UnionEndpointSource(sources);
+    this.#api = api;
+  }
+
+  /**
+   * Builds the sources of `options`, or returns undefined when none are
+   * configured. @throws Error when the API connection or a source is not
+   * configured well enough to start (no kubeconfig, no namespace).
+   */
+  static create(options: DiscoveryOptions, connection: KubeConnectionOptions, observer: KubernetesSourceObserver = {}): KubernetesDiscovery | undefined {
+    const configured = configuredSources(options);
+    if (configured.length === 0) return undefined;
+    const kube = loadKubeConnection(connection);
+    const api = new KubeApi(kube.config, { listTimeoutMs: options.listTimeoutMs });
+    const sources = configured.map(([name, source]) => {
+      const namespace = source.namespace ?? kube.defaultNamespace;
+      if (namespace === undefined) throw new Error(`discovery source ${name}: no namespace given and none found in ${connection.serviceAccountDir}/namespace`);
+      return new KubernetesEndpointSource(name, specOf(name, source, namespace), api, options, observer);
+    });
+    return new KubernetesDiscovery(sources, api);
+  }
+
+  /** Builds one source over a given API (tests, embedding). */
+  static over(api: ListWatchApi, sources: readonly [string, KubernetesSourceSpec][], timing: ListWatchTiming, observer: KubernetesSourceObserver = {}): KubernetesDiscovery {
+    return new KubernetesDiscovery(sources.map(([name, spec]) => new KubernetesEndpointSource(name, spec, api, timing, observer)));
+  }
+
+  start(listener: EndpointSetListener): void {
+    this.#union.start(listener);
+  }
+
+  async stop(): Promise<void> {
+    await this.#union.stop();
+    await this.#api?.close();
+  }
+
+  /** Every source's state, for `/debug/endpoints` and metrics. */
+  status(): KubernetesSourceStatus[] {
+    return this.sources.map((source) => source.status());
+  }
+}
+
+function specOf(name: string, source: SourceOptions, namespace: string): KubernetesSourceSpec {
+  const port = { portName: source.portName, ...(source.port === undefined ? {} : { port: source.port }) };
+  if (source.kind === 'pods') {
+    if (source.labelSelector === undefined) throw new Error(`discovery source ${name}: pods need a labelSelector`);
+    return { kind: 'pods', namespace, labelSelector: source.labelSelector, ...port };
+  }
+  if (source.service === undefined) throw new Error(`discovery source ${name}: endpointslices need a service`);
+  return { kind: 'endpointslices', namespace, service: source.service, ...port };
+}
+
+/** The logger calls the discovery makes (pino's shape). */
+export interface DiscoveryLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+}
+
+/**
+ * Logs state changes only: first sync, API failing, API back, and restarts
+ * (routine ones, periodic re-lists and server-closed watches, at debug).
+ */
+export function discoveryLogObserver(logger: DiscoveryLogger): KubernetesSourceObserver {
+  return {
+    synced: (source, endpoints) => logger.info({ source, endpoints }, 'discovery synced (first list done)'),
+    failing: (source, error) => logger.warn({ source, error }, 'Kubernetes API failing; keeping the last endpoint set'),
+    recovered: (source, failedForMs) => logger.info({ source, failedForMs }, 'Kubernetes API answering again; re-listed'),
+    restarted: (source, reason, error, delayMs) => {
+      const routine = reason === 'resync' || reason === 'closed';
+      (routine ? logger.debug : logger.info).call(logger, { source, reason, error, delayMs }, 'discovery watch restarting with a re-list');
+    },
+  };
+}

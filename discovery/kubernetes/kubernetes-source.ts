@@ -1,0 +1,155 @@
+/**
+ * An endpoint source fed by the Kubernetes API: the pods matching a label
+ * selector in one namespace, or the EndpointSlices of one Service. The first
+ * set is emitted after the first successful list (so readiness waits for it);
+ * later sets only when the endpoints actually change. While the API is
+ * unreachable nothing is emitted, so the last good set stays in use.
+ */
+import type { Endpoint, EndpointSetListener, EndpointSource } from '../endpoint.ts';
+import type { ListWatchApi } from './kube-api.ts';
+import { ListWatcher, REAL_ENVIRONMENT, type Environment, type ListWatchStatus, type ListWatchTiming, type RestartReason } from './list-watcher.ts';
+import { podEndpoint, type PodObject, type PodPortSettings } from './pod-endpoint.ts';
+import { SERVICE_NAME_LABEL, sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
+
+/** What to watch. */
+export type KubernetesSourceSpec =
+  | ({ readonly kind: 'pods'; readonly namespace: string; readonly labelSelector: string } & PodPortSettings)
+  | ({ readonly kind: 'endpointslices'; readonly namespace: string; readonly service: string } & PodPortSettings);
+
+/** State changes worth a log line or a metric; callbacks must not throw. */
+export interface KubernetesSourceObserver {
+  /** The first list succeeded. */
+  synced?(source: string, endpoints: number): void;
+  /** The loop restarted; `error` is set for failures. */
+  restarted?(source: string, reason: RestartReason, error: string | undefined, delayMs: number): void;
+  /** The API started failing (first failure after a success). */
+  failing?(source: string, error: string): void;
+  /** A list succeeded again after failures. */
+  recovered?(source: string, failedForMs: number): void;
+}
+
+/** `/debug/endpoints` view of one source. */
+export interface KubernetesSourceStatus extends ListWatchStatus {
+  readonly name: string;
+  readonly kind: KubernetesSourceSpec['kind'];
+  readonly namespace: string;
+  /** Label selector of the watch. */
+  readonly selector: string;
+  /** The API answers (no failure since the last successful list). */
+  readonly healthy: boolean;
+  /** Endpoints in the last emitted set. */
+  readonly endpoints: number;
+  /** Objects that gave no endpoint, with why (at most 20). */
+  readonly skipped: readonly { readonly id: string; readonly reason: string }[];
+}
+
+const MAX_SKIPPED_SHOWN = 20;
+
+/** One Kubernetes-backed {@link EndpointSource}. */
+export class KubernetesEndpointSource implements EndpointSource {
+  readonly name: string;
+  readonly spec: KubernetesSourceSpec;
+  readonly #watcher: ListWatcher;
+  readonly #observer: KubernetesSourceObserver;
+  readonly #env: Environment;
+  #listener: EndpointSetListener | undefined;
+  #version = 0;
+  #last: readonly Endpoint[] | undefined;
+  #lastKey = '';
+  #skipped: { id: string; reason: string }[] = [];
+  #failing = false;
+  #failingSince: number | undefined;
+
+  constructor(name: string, spec: KubernetesSourceSpec, api: ListWatchApi, timing: ListWatchTiming, observer: KubernetesSourceObserver = {}, env: Environment = REAL_ENVIRONMENT) {
+    this.name = name;
+    this.spec = spec;
+    this.#observer = observer;
+    this.#env = env;
+    const { path, selector } = collection(spec);
+    this.#watcher = new ListWatcher(
+      api,
+      path,
+      { labelSelector: selector },
+      timing,
+      {
+        changed: (objects) => this.#onObjects(objects),
+        listed: () => this.#onListed(),
+        restarting: (reason, error, delay) => this.#onRestart(reason, error, delay),
+      },
+      env,
+    );
+  }
+
+  start(listener: EndpointSetListener): void {
+    this.#listener = listener;
+    this.#watcher.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#watcher.stop();
+  }
+
+  status(): KubernetesSourceStatus {
+    const watch = this.#watcher.status();
+    return {
+      name: this.name,
+      kind: this.spec.kind,
+      namespace: this.spec.namespace,
+      selector: collection(this.spec).selector,
+      ...watch,
+      healthy: watch.synced && watch.error === undefined,
+      endpoints: this.#last?.length ?? 0,
+      skipped: this.#skipped.slice(0, MAX_SKIPPED_SHOWN),
+    };
+  }
+
+  #onObjects(objects: ReadonlyMap<string, unknown>): void {
+    const { endpoints, skipped } = toEndpoints(this.spec, objects);
+    endpoints.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.#skipped = skipped;
+    const key = JSON.stringify(endpoints);
+    if (this.#last !== undefined && key === this.#lastKey) return;
+    const first = this.#last === undefined;
+    this.#last = endpoints;
+    this.#lastKey = key;
+    this.#listener?.({ version: ++this.#version, endpoints });
+    if (first) this.#observer.synced?.(this.name, endpoints.length);
+  }
+
+  #onListed(): void {
+    if (!this.#failing) return;
+    this.#failing = false;
+    const since = this.#failingSince;
+    this.#observer.recovered?.(this.name, since === undefined ? 0 : this.#env.now() - since);
+  }
+
+  #onRestart(reason: RestartReason, error: string | undefined, delay: number): void {
+    this.#observer.restarted?.(this.name, reason, error, delay);
+    if (error === undefined || reason === 'gone' || this.#failing) return;
+    this.#failing = true;
+    this.#failingSince = this.#watcher.status().errorSince ?? this.#env.now();
+    this.#observer.failing?.(this.name, error);
+  }
+}
+
+function collection(spec: KubernetesSourceSpec): { path: string; selector: string } {
+  const ns = encodeURIComponent(spec.namespace);
+  switch (spec.kind) {
+    case 'pods':
+      return { path: `/api/v1/namespaces/${ns}/pods`, selector: spec.labelSelector };
+    case 'endpointslices':
+      return { path: `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, selector: `${SERVICE_NAME_LABEL}=${spec.service}` };
+  }
+}
+
+function toEndpoints(spec: KubernetesSourceSpec, objects: ReadonlyMap<string, unknown>): { endpoints: Endpoint[]; skipped: { id: string; reason: string }[] } {
+  if (spec.kind === 'endpointslices') return sliceEndpoints(objects.values() as Iterable<EndpointSliceObject>, spec);
+  const endpoints: Endpoint[] = [];
+  const skipped: { id: string; reason: string }[] = [];
+  for (const [id, pod] of objects) {
+    const mapped = podEndpoint(id, pod as PodObject, spec);
+    if ('endpoint' in mapped) endpoints.push(mapped.endpoint);
+    else skipped.push({ id, reason: mapped.skipped });
+  }
+  return { endpoints, skipped };
+}

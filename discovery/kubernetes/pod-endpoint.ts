@@ -1,0 +1,105 @@
+/**
+ * Turns a Pod object into an endpoint. Only the fields read here are
+ * declared; the objects are the API server's JSON as received.
+ *
+ * A pod takes new requests only when it is Running, its Ready condition is
+ * True, it has a pod IP and no deletionTimestamp. A pod with an IP that is
+ * not (yet, or any more) ready is still listed, as not ready, so the model
+ * probe can learn its models early and `/debug/endpoints` shows it; a pod
+ * being deleted is listed as draining so its in-flight requests finish.
+ */
+import type { Endpoint } from '../endpoint.ts';
+import type { ObjectMeta } from './list-watcher.ts';
+
+/** Pod annotations and labels switchyard reads. */
+export const POD_KEYS = {
+  /** Annotation: comma-separated model ids the pod serves (skips the /v1/models probe). */
+  modelsAnnotation: 'switchyard.io/models',
+  /** Label: the one model id the pod serves (label values cannot hold commas). */
+  modelLabel: 'switchyard.io/model',
+  /** Annotation: the engine's port, overriding the named container port. */
+  portAnnotation: 'switchyard.io/port',
+  /** Annotation: max concurrent sequences (vLLM --max-num-seqs), for load ranking. */
+  capacityAnnotation: 'switchyard.io/capacity',
+} as const;
+
+/** The parts of a Pod this module reads. */
+export interface PodObject {
+  readonly metadata?: ObjectMeta & {
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly deletionTimestamp?: string | null;
+  };
+  readonly spec?: {
+    readonly containers?: readonly { readonly ports?: readonly { readonly name?: string; readonly containerPort?: number }[] }[];
+  };
+  readonly status?: {
+    readonly phase?: string;
+    readonly podIP?: string;
+    readonly conditions?: readonly { readonly type?: string; readonly status?: string }[];
+  };
+}
+
+/** How the engine port is found. */
+export interface PodPortSettings {
+  /** Name of the container port that serves the OpenAI API. */
+  readonly portName: string;
+  /** Port used when the pod has neither the annotation nor the named port. */
+  readonly port?: number | undefined;
+}
+
+/** The endpoint of a pod, or why it has none. */
+export type PodMapping = { readonly endpoint: Endpoint } | { readonly skipped: string };
+
+/** Maps one pod; never throws. `id` is `namespace/name`. */
+export function podEndpoint(id: string, pod: PodObject, settings: PodPortSettings): PodMapping {
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return { skipped: `phase ${phase}` };
+  const ip = pod.status?.podIP;
+  if (ip === undefined || ip === '') return { skipped: 'no pod IP yet' };
+  const annotations = pod.metadata?.annotations ?? {};
+  const port = podPort(pod, annotations, settings);
+  if (typeof port === 'string') return { skipped: port };
+  const ready = phase === 'Running' && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+  const capacity = positiveInt(annotations[POD_KEYS.capacityAnnotation]);
+  const endpoint: Endpoint = {
+    id,
+    url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`,
+    models: podModels(pod.metadata?.labels ?? {}, annotations),
+    labels: { ...(pod.metadata?.labels ?? {}) },
+    ready: ready && !deleting,
+    draining: deleting,
+    ...(capacity === undefined ? {} : { capacity }),
+  };
+  return { endpoint };
+}
+
+/** Annotation, then the named container port, then the configured default; a string says why none. */
+function podPort(pod: PodObject, annotations: Readonly<Record<string, string>>, settings: PodPortSettings): number | string {
+  const annotated = annotations[POD_KEYS.portAnnotation];
+  if (annotated !== undefined) {
+    const port = positiveInt(annotated);
+    return port !== undefined && port <= 65_535 ? port : `bad ${POD_KEYS.portAnnotation} annotation`;
+  }
+  for (const container of pod.spec?.containers ?? []) {
+    for (const p of container.ports ?? []) {
+      if (p.name === settings.portName && typeof p.containerPort === 'number') return p.containerPort;
+    }
+  }
+  return settings.port ?? `no container port named ${settings.portName} and no default port`;
+}
+
+/** Models from the annotation (comma-separated), else the label, else undefined (probe asks the pod). */
+function podModels(labels: Readonly<Record<string, string>>, annotations: Readonly<Record<string, string>>): readonly string[] | undefined {
+  const listed = annotations[POD_KEYS.modelsAnnotation] ?? labels[POD_KEYS.modelLabel];
+  if (listed === undefined) return undefined;
+  const models = [...new Set(listed.split(',').map((m) => m.trim()).filter((m) => m !== ''))].sort();
+  return models.length === 0 ? undefined : models;
+}
+
+function positiveInt(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^\d{1,9}$/.test(raw.trim())) return undefined;
+  const value = Number(raw.trim());
+  return value > 0 ? value : undefined;
+}

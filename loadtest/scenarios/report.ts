@@ -1,0 +1,98 @@
+/**
+ * The routing-quality report: the verdict rule, machine facts, and the
+ * Markdown table printed and written next to the JSON.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import type { EngineSpec } from './fleet.ts';
+import type { PolicyResult } from './run-policy.ts';
+
+/** Where and how the run happened. */
+export interface RunFacts {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly commit: string;
+  readonly date: string;
+  readonly command: string;
+}
+
+/** Facts of this machine and checkout. */
+export function runFacts(command: string): RunFacts {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout: the report still stands, just without a commit
+  }
+  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, commit, date: new Date().toISOString(), command };
+}
+
+/** The verdict: PASS needs zero failed requests and least-load's p99 TTFT strictly below round-robin's. */
+export interface Verdict {
+  readonly pass: boolean;
+  readonly reasons: string[];
+}
+
+/** Applies the rule in {@link Verdict} to `results`. */
+export function verdict(results: readonly PolicyResult[]): Verdict {
+  const reasons: string[] = [];
+  for (const r of results) if (r.errors > 0) reasons.push(`${r.policy}: ${r.errors} failed requests (${r.errorExamples.join('; ')})`);
+  const leastLoad = results.find((r) => r.policy === 'least-load');
+  const roundRobin = results.find((r) => r.policy === 'round-robin');
+  if (leastLoad === undefined || roundRobin === undefined) reasons.push('least-load and round-robin must both run to compare them');
+  else if (!(leastLoad.ttftMs.p99 < roundRobin.ttftMs.p99)) {
+    reasons.push(`least-load p99 TTFT ${ms(leastLoad.ttftMs.p99)} ms is not below round-robin's ${ms(roundRobin.ttftMs.p99)} ms`);
+  }
+  return { pass: reasons.length === 0, reasons };
+}
+
+const ms = (n: number) => (Number.isNaN(n) ? '-' : n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const pct = (n: number) => (Number.isNaN(n) ? '-' : `${(n * 100).toFixed(0)}%`);
+
+/** What the scenario was, for the report header. */
+export interface ScenarioFacts {
+  readonly fleet: readonly EngineSpec[];
+  readonly nominalServiceMs: readonly number[];
+  readonly measuredServiceMs: readonly number[];
+  readonly capacityPerS: number;
+  readonly ratePerS: number;
+  readonly arrivals: number;
+  readonly warmupS: number;
+  readonly durationS: number;
+  readonly sessionShare: number;
+  readonly sessions: number;
+  readonly seed: number;
+}
+
+/** The Markdown report. */
+export function markdown(results: readonly PolicyResult[], scenario: ScenarioFacts, facts: RunFacts, outcome: Verdict): string {
+  const names = scenario.fleet.map((e) => e.name).join('/');
+  const engines = scenario.fleet
+    .map((e, i) => `${e.name}: ${e.maxSeqs} seqs, ttft ${e.ttftMs} ms, itl ${e.itlMs} ms, ${e.outputTokens} tokens → ${ms(scenario.measuredServiceMs[i] as number)} ms per request (nominal ${ms(scenario.nominalServiceMs[i] as number)})`)
+    .join('; ');
+  const lines = [
+    `Machine: ${facts.cpu} × ${facts.cores} cores, ${facts.memoryGiB} GiB, Node ${facts.node}, commit ${facts.commit}, ${facts.date}`,
+    `Command: \`${facts.command}\``,
+    '',
+    `Engines: ${engines}.`,
+    `Fleet capacity ${scenario.capacityPerS.toFixed(1)} req/s (Σ slots / measured service time); offered ${scenario.ratePerS.toFixed(1)} req/s Poisson (${pct(scenario.ratePerS / scenario.capacityPerS)}), seed ${scenario.seed}, ${scenario.arrivals} arrivals over ${scenario.warmupS} s warm-up + ${scenario.durationS} s measured; ${pct(scenario.sessionShare)} carry one of ${scenario.sessions} session keys.`,
+    '',
+    `| policy | requests | errors | TTFT p50 ms | TTFT p99 ms | queue imbalance (samples with a queue) | mean queued (all engines) | max waiting ${names} | served ${names} | session hit ratio | drain after load s | router CPU |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.policy} | ${r.requests} | ${r.errors} | ${ms(r.ttftMs.p50)} | ${ms(r.ttftMs.p99)} | ${Number.isNaN(r.queues.imbalance) ? '-' : r.queues.imbalance.toFixed(2)} (${r.queues.samplesWithQueue}/${r.queues.samples}) | ${r.queues.meanWaiting.reduce((a, b) => a + b, 0).toFixed(1)} | ${r.queues.maxWaiting.join('/')} | ${r.servedShare.map(pct).join('/')} | ${pct(r.sessionHitRatio)} (${r.sessionHits}/${r.sessionRepeats}) | ${(r.drainMs / 1000).toFixed(1)} | ${r.routerCpu === undefined ? '-' : pct(r.routerCpu)} |`,
+    );
+  }
+  lines.push(
+    '',
+    'Queue imbalance: engines\' waiting queues sampled every 100 ms in the measured window; per sample max/mean across engines (1 = even, 4 = all queued on one engine), averaged over the samples where some engine had a queue. It is scale-free: read it with mean queued and max waiting.',
+  );
+  lines.push('', `Router decisions (whole run, warm-up included): ${results.map((r) => `${r.policy} ${Object.entries(r.decisions).map(([k, v]) => `${k} ${v}`).join(', ')}`).join('; ')}.`);
+  lines.push('', `Client process (generator + engines) event-loop delay p99 (beyond its 10 ms sampling period): ${results.map((r) => `${r.policy} ${ms(r.clientLoopDelayP99Ms)} ms`).join(', ')}; send lag p99: ${results.map((r) => `${r.policy} ${ms(r.sendLagMs.p99)} ms`).join(', ')}.`);
+  lines.push('', `Verdict: ${outcome.pass ? 'PASS' : 'FAIL'}${outcome.reasons.length > 0 ? ` — ${outcome.reasons.join('; ')}` : ' — no failed requests; least-load p99 TTFT below round-robin'}`);
+  return lines.join('\n');
+}
