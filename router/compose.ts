@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Agent } from 'undici';
 import type { EndpointSource } from '../discovery/endpoint.ts';
@@ -17,7 +18,14 @@ import type { Config } from './config/schema.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
 import { RouterMetrics } from './metrics/metrics.ts';
+import { AdmissionControl } from './admission/admission-control.ts';
 import { Director } from './admission/director.ts';
+import { EventLoopLagMonitor } from './admission/event-loop-lag.ts';
+import { fitToFileLimit } from './admission/router-pressure.ts';
+import { ShedLog } from './admission/shed-log.ts';
+import { WaitQueue } from './admission/wait-queue.ts';
+import { RetryBudget } from './proxy/retry-budget.ts';
+import type { EndpointState } from './load/endpoint-state.ts';
 import { fetchText } from '../discovery/http-text.ts';
 import { Scraper } from './load/scraper.ts';
 import { PolicyRegistry } from './policy/registry.ts';
@@ -60,7 +68,10 @@ export class Router {
   readonly #probeAgent: Agent;
   readonly #traffic: Server;
   readonly #admin: Server;
+  readonly #lag = new EventLoopLagMonitor();
+  readonly #shedLog: ShedLog;
   #inFlight = 0;
+  #connections = 0;
 
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
@@ -72,6 +83,7 @@ export class Router {
       ejection: config.load.ejection,
     });
     const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
+    const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     this.#upstream = new Agent({
       connections: config.upstream.connectionsPerEndpoint,
       connect: { timeout: config.timeouts.connectMs },
@@ -92,6 +104,9 @@ export class Router {
         return this.view.all();
       },
       routerInFlight: () => this.#inFlight,
+      connections: () => this.#connections,
+      eventLoopLagMs: () => this.#lag.lagMs,
+      queueLength: () => queue.length,
     });
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
@@ -105,7 +120,10 @@ export class Router {
       (baseUrl) => fetchText(this.#probeAgent, new URL(`${baseUrl}/metrics`), { timeoutMs: config.scrape.timeoutMs, maxBytes: config.scrape.maxBytes, headers: scrapeHeaders }),
       config.scrape,
       {
-        scraped: (state, seconds, error) => this.metrics.observeScrape(state.id, seconds, error !== undefined),
+        scraped: (state, seconds, error) => {
+          this.metrics.observeScrape(state.id, seconds, error !== undefined);
+          if (error === undefined) queue.notify();
+        },
         failing: (state, error) => this.logger.warn({ backend: state.id, error }, 'scraping engine metrics started failing; its load goes stale'),
         recovered: (state, failedForMs) => this.logger.info({ backend: state.id, failedForMs }, 'scraping engine metrics recovered'),
       },
@@ -117,12 +135,34 @@ export class Router {
       thresholds: config.admission,
       countDecision: (policy, outcome) => this.metrics.countDecision(policy, outcome),
     });
+    this.#shedLog = new ShedLog(this.logger);
+    const fitted = fitToFileLimit(config.admission);
+    if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight) {
+      this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits }, 'router caps lowered to fit the open-file limit');
+    }
+    const admission = new AdmissionControl<EndpointState>({
+      decide: (facts, priority) => director.decide(facts, priority),
+      queue,
+      limits: fitted.limits,
+      gauges: () => ({ inFlight: this.#inFlight, connections: this.#connections, lagMs: this.#lag.lagMs }),
+      maxWaiting: config.admission.maxWaiting,
+      now: Date.now,
+      observer: {
+        shed: (reason, priority) => {
+          this.metrics.countShed(reason, priority);
+          this.#shedLog.shed(reason);
+        },
+        queued: (priority) => this.metrics.countQueued(priority),
+        waited: (seconds) => this.metrics.observeQueueWait(seconds),
+      },
+    });
     const forwarder = new Forwarder({
       dispatcher: this.#upstream,
       load: this.view,
       metrics: this.metrics,
       timeouts: config.timeouts,
       retry: config.upstream.retry,
+      retryBudget: new RetryBudget(config.upstream.retryBudgetRatio, config.upstream.retryBudgetMin, () => this.#inFlight),
       requestIdHeader: config.requestIdHeader,
       onUpstreamFailure: (backend, kind) => this.logger.debug({ backend, kind }, 'upstream request failed'),
     });
@@ -134,10 +174,18 @@ export class Router {
     });
     const trafficListener = createTrafficListener({
       view: this.view,
-      decide: (facts) => director.decide(facts),
+      admission,
+      priorityHeader: config.admission.priorityHeader,
       forward: (request) => forwarder.forward(request),
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
-      inFlight: { increment: () => this.#inFlight++, decrement: () => this.#inFlight-- },
+      inFlight: {
+        increment: () => this.#inFlight++,
+        decrement: () => {
+          this.#inFlight--;
+          // A finished request freed a slot somewhere: queued requests may go now.
+          queue.notify();
+        },
+      },
       closing: () => this.lifecycle.closing,
       fallback: nodeListener(control.fetch),
       limits: config.server,
@@ -147,18 +195,23 @@ export class Router {
       defaultModel: config.routing.defaultModel,
       authorization,
     });
-    this.#traffic = createHttpServer(config.server, trafficListener);
+    const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
+    this.#traffic = createHttpServer(config.server, trafficListener, onServerError);
+    this.#traffic.on('connection', (socket: Socket) => {
+      this.#connections++;
+      socket.once('close', () => this.#connections--);
+    });
     const admin = createAdminApp({
       registry: this.metrics.registry,
       readiness: readinessState,
       debugEndpoints: () =>
         debugEndpointsDocument(this.view, this.#inFlight, {
           modelProbe: (url) => this.#probe.status(url),
-          discovery: () => this.#kubernetes?.status() ?? [],
+          discovery: () => this.#kubernetes?.debugStatus() ?? [],
           scrapeFailure: (state) => this.#scraper.failure(state),
         }),
     });
-    this.#admin = createHttpServer(config.server, nodeListener(admin.fetch));
+    this.#admin = createHttpServer(config.server, nodeListener(admin.fetch), onServerError);
   }
 
   /** Requests open on the traffic port right now. */
@@ -176,6 +229,7 @@ export class Router {
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
+    this.#lag.start();
     const admin = await listen(this.#admin, this.config.adminListen, 511);
     const traffic = await listen(this.#traffic, this.config.listen, this.config.server.listenBacklog);
     this.logger.info({ traffic, admin }, 'switchyard listening');
@@ -198,6 +252,8 @@ export class Router {
     this.#admin.close();
     this.#admin.closeAllConnections();
     this.#scraper.stop();
+    this.#lag.stop();
+    this.#shedLog.stop();
     await this.#probe.stop();
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
   }

@@ -5,6 +5,7 @@
  */
 import type { DecisionOutcome, EndpointLoad, RequestFacts, RoutingPolicy } from '../policy/policy.ts';
 import { admit, type AdmissionDecision } from './admission.ts';
+import type { Priority } from './priority.ts';
 import { isSaturated, type SaturationInputs, type SaturationThresholds } from './saturation.ts';
 
 /** What the director reads from the load view. */
@@ -26,19 +27,25 @@ export interface DirectorDeps<T> {
 /** Decides, per request, which endpoints to try. */
 export class Director<T extends EndpointLoad & SaturationInputs> {
   readonly #deps: DirectorDeps<T>;
-  readonly #saturated: (endpoint: T) => boolean;
+  readonly #saturated: Readonly<Record<Priority, (endpoint: T) => boolean>>;
 
   constructor(deps: DirectorDeps<T>) {
     this.#deps = deps;
-    this.#saturated = (endpoint) => isSaturated(endpoint, deps.thresholds);
+    this.#saturated = {
+      high: (endpoint) => isSaturated(endpoint, deps.thresholds, 'high'),
+      normal: (endpoint) => isSaturated(endpoint, deps.thresholds, 'normal'),
+      low: (endpoint) => isSaturated(endpoint, deps.thresholds, 'low'),
+    };
   }
 
-  decide(facts: RequestFacts): AdmissionDecision<T> {
+  /** Orders the candidates and admits, or says every candidate is saturated, or rejects. */
+  decide(facts: RequestFacts, priority: Priority = 'normal'): AdmissionDecision<T> {
     const deps = this.#deps;
     deps.view.tick();
     const policy = deps.policyFor(facts.model);
-    const { ordered, outcome } = policy.order(facts, deps.view.candidates(facts.model), this.#saturated);
+    const saturated = this.#saturated[priority];
+    const { ordered, outcome } = policy.order(facts, deps.view.candidates(facts.model), saturated);
     if (ordered.length > 0) deps.countDecision(policy.name, outcome);
-    return admit(facts.model, ordered);
+    return admit(facts.model, ordered, saturated);
   }
 }

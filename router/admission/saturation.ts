@@ -4,6 +4,7 @@
  * free batch slots is not saturated however many requests the router has
  * open to it (see router/load/load-formulas.ts).
  */
+import { PRIORITY_LIMITS, type Priority } from './priority.ts';
 
 /** Saturation thresholds. */
 export interface SaturationThresholds {
@@ -22,10 +23,15 @@ export interface SaturationInputs {
   readonly inFlight: number;
 }
 
-/** True when `endpoint` is saturated under `thresholds`. */
-export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds): boolean {
+/**
+ * True when `endpoint` is saturated for a request of `priority`: low
+ * priority sees only part of the waiting budget, so it is turned away
+ * before normal and high-priority work is.
+ */
+export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
+  const maxWaiting = Math.max(1, thresholds.maxWaiting * PRIORITY_LIMITS[priority].waiting);
   return (
-    endpoint.estimatedWaiting >= thresholds.maxWaiting ||
+    endpoint.estimatedWaiting >= maxWaiting ||
     endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||
     (thresholds.maxInFlightPerEndpoint > 0 && endpoint.inFlight >= thresholds.maxInFlightPerEndpoint)
   );

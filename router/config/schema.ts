@@ -85,6 +85,13 @@ const upstream = z
       .default(true)
       .describe("Forward the client's Authorization header when no engine API key is set."),
     retry: z.boolean().default(true).describe('Retry once on another endpoint when the connection fails before any response byte.'),
+    retryBudgetRatio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.2)
+      .describe('Retries in progress may be at most this share of open requests (a retry storm cannot double the load).'),
+    retryBudgetMin: z.number().int().min(0).default(3).describe('Retries always allowed in progress at once, whatever the ratio.'),
     connectionsPerEndpoint: z
       .number()
       .int()
@@ -178,9 +185,20 @@ const admission = z
     maxWaiting: z.number().min(0).default(5).describe('An endpoint is saturated when its estimated waiting requests reach this.'),
     kvCacheThreshold: z.number().min(0).max(1).default(0.9).describe('An endpoint is saturated when its KV-cache usage reaches this (0-1).'),
     maxInFlightPerEndpoint: z.number().int().min(0).default(0).describe('An endpoint is saturated when the router has this many requests open to it (0: off).'),
+    queueLength: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Requests that may wait in the router when every candidate is saturated (0: shed at once with 429).'),
+    queueMaxWaitMs: positiveMs.default(2_000).describe('Longest wait in the router queue before the request is shed (ms).'),
+    priorityHeader: z.string().min(1).default('x-priority').describe('Request header carrying the priority: high, normal (default) or low. Low is shed first.'),
+    maxInFlight: z.number().int().positive().default(10_000).describe('Router-wide cap on open requests; over it, 429 with Connection: close.'),
+    maxConnections: z.number().int().positive().default(20_000).describe('Router-wide cap on open client connections; over it, 429 with Connection: close.'),
+    eventLoopLagMs: positiveMs.default(200).describe('Event-loop lag (ms) above which new requests are shed with 429.'),
   })
   .prefault({})
-  .describe('Saturation thresholds.');
+  .describe('Admission: saturation thresholds, the router queue, router-wide caps.');
 
 const sourceKind = z.enum(['pods', 'endpointslices']);
 const sourceFields = {

@@ -20,6 +20,10 @@ export type ErrorCode =
   | 'SWITCHYARD_MODEL_NOT_FOUND'
   | 'SWITCHYARD_NOT_FOUND'
   | 'SWITCHYARD_METHOD_NOT_ALLOWED'
+  | 'SWITCHYARD_OVERLOADED'
+  | 'SWITCHYARD_QUEUE_TIMEOUT'
+  | 'SWITCHYARD_ROUTER_BUSY'
+  | 'SWITCHYARD_EVENT_LOOP_LAG'
   | 'SWITCHYARD_NO_ENDPOINT'
   | 'SWITCHYARD_DRAINING'
   | 'SWITCHYARD_UPSTREAM_UNREACHABLE'
@@ -54,6 +58,10 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
+  SWITCHYARD_OVERLOADED: { status: 429, type: 'rate_limit_exceeded' },
+  SWITCHYARD_QUEUE_TIMEOUT: { status: 429, type: 'rate_limit_exceeded' },
+  SWITCHYARD_ROUTER_BUSY: { status: 429, type: 'rate_limit_exceeded' },
+  SWITCHYARD_EVENT_LOOP_LAG: { status: 429, type: 'rate_limit_exceeded' },
   SWITCHYARD_NO_ENDPOINT: { status: 503, type: 'service_unavailable' },
   SWITCHYARD_DRAINING: { status: 503, type: 'service_unavailable' },
   SWITCHYARD_UPSTREAM_UNREACHABLE: { status: 502, type: 'upstream_error' },

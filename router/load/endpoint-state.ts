@@ -37,6 +37,9 @@ export interface LoadClockAndSettings {
 
 /** Weight of the newest outcome in the error-rate moving average. */
 const ERROR_RATE_ALPHA = 0.1;
+/** Completion-rate window (ms) and the weight of the newest window. */
+const RATE_WINDOW_MS = 1_000;
+const RATE_ALPHA = 0.5;
 
 export class EndpointState {
   /** The endpoint as its source last described it. */
@@ -57,6 +60,8 @@ export class EndpointState {
   scrapeEpoch = 0;
   /** Requests sent since the last scrape that are still open. */
   sentSinceScrape = 0;
+  /** Requests open at the last scrape that have finished since. */
+  doneSinceScrape = 0;
   /** Highest `running` seen while the engine had a queue: it was full then. */
   learnedCapacity: number | undefined;
   /** Moving average of upstream failures per request, 0-1. */
@@ -71,7 +76,7 @@ export class EndpointState {
   ejections = 0;
   lastEjectedAt = 0;
   readonly #view: LoadClockAndSettings;
-  readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, inFlight: 0, capacity: undefined };
+  readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined };
 
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
@@ -134,9 +139,41 @@ export class EndpointState {
     const inputs = this.#scratch;
     inputs.scraped = this.stale ? undefined : this.scraped;
     inputs.sentSinceScrape = this.sentSinceScrape;
+    inputs.doneSinceScrape = this.doneSinceScrape;
     inputs.inFlight = this.inFlight;
     inputs.capacity = this.capacity;
     return inputs;
+  }
+
+  /**
+   * Requests finished per second, smoothed over one-second windows: how fast
+   * the engine drains, which sets the Retry-After of a shed request.
+   */
+  completionRate(now: number): number {
+    this.#rollRateWindow(now);
+    return this.#completionRate;
+  }
+
+  /** Counts one finished request at `now` (epoch ms). */
+  recordCompletion(now: number): void {
+    this.#rollRateWindow(now);
+    this.#windowCount++;
+  }
+
+  #completionRate = 0;
+  #windowStart = 0;
+  #windowCount = 0;
+
+  #rollRateWindow(now: number): void {
+    const elapsed = now - this.#windowStart;
+    if (elapsed < RATE_WINDOW_MS) return;
+    // Fold the finished window in, then decay for any empty windows after it.
+    const windows = Math.floor(elapsed / RATE_WINDOW_MS);
+    const rate = (this.#windowCount * 1000) / RATE_WINDOW_MS;
+    this.#completionRate = this.#windowStart === 0 ? rate : this.#completionRate + RATE_ALPHA * (rate - this.#completionRate);
+    this.#completionRate *= (1 - RATE_ALPHA) ** (windows - 1);
+    this.#windowStart = now;
+    this.#windowCount = 0;
   }
 
   /** Folds one request outcome into the error rate. */

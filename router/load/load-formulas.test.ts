@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { estimatedWaiting, loadScore, type LoadInputs } from './load-formulas.ts';
 
-const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, inFlight: 0, capacity: undefined, ...over });
+const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined, ...over });
 
 describe('estimated waiting', () => {
   it('never calls a roomy engine saturated because the router has many requests open to it', () => {
@@ -12,11 +12,21 @@ describe('estimated waiting', () => {
   });
 
   it('counts requests sent since the scrape that do not fit in the free capacity', () => {
-    assert.equal(estimatedWaiting(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 5, capacity: 8 })), 2 + 3);
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 6 }, sentSinceScrape: 5, capacity: 8 })), 3);
+  });
+
+  it('takes a queue as proof the engine is full at what it runs, even below its sequence capacity (KV-bound)', () => {
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 5, capacity: 8 })), 7);
   });
 
   it('adds new requests to a queue the scrape showed when capacity is unknown', () => {
     assert.equal(estimatedWaiting(input({ scraped: { waiting: 3, running: 10 }, sentSinceScrape: 4 })), 7);
+  });
+
+  it('frees the slots of requests that finished since the scrape', () => {
+    // Full with a queue of 5 at the scrape; since then 6 of the router's requests finished and 2 were sent.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 5, running: 4 }, doneSinceScrape: 6, sentSinceScrape: 2, capacity: 4 })), 1);
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 5, running: 4 }, doneSinceScrape: 20, sentSinceScrape: 2, capacity: 4 })), 0);
   });
 
   it('counts nothing as waiting when capacity is unknown and the scrape showed no queue', () => {
@@ -30,8 +40,10 @@ describe('estimated waiting', () => {
 
   it('is never negative (property)', () => {
     fc.assert(
-      fc.property(fc.option(fc.record({ waiting: fc.nat(1000), running: fc.nat(1000) }), { nil: undefined }), fc.nat(1000), fc.nat(1000), fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }), (scraped, sent, inFlight, capacity) => {
-        assert.ok(estimatedWaiting({ scraped, sentSinceScrape: sent, inFlight, capacity }) >= 0);
+      fc.property(fc.option(fc.record({ waiting: fc.nat(1000), running: fc.nat(1000) }), { nil: undefined }), fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }), (scraped, sent, done, inFlight, capacity) => {
+        const inputs = { scraped, sentSinceScrape: sent, doneSinceScrape: done, inFlight, capacity };
+        assert.ok(estimatedWaiting(inputs) >= 0);
+        assert.ok(loadScore(inputs, 256) >= 0);
       }),
     );
   });
@@ -40,6 +52,7 @@ describe('estimated waiting', () => {
 describe('load score', () => {
   it('is outstanding work over capacity', () => {
     assert.equal(loadScore(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 2, capacity: 8 }), 256), 10 / 8);
+    assert.equal(loadScore(input({ scraped: { waiting: 2, running: 6 }, sentSinceScrape: 2, doneSinceScrape: 3, capacity: 8 }), 256), 7 / 8);
   });
 
   it('uses the default capacity when unknown, so scores share one scale', () => {

@@ -2,16 +2,16 @@
  * The two load quantities, kept apart on purpose (see docs/load-and-routing.md):
  *
  * - *Estimated waiting* decides saturation and shedding. It counts only work
- *   that cannot start: the engine's scraped queue, plus requests sent since
- *   that scrape that do not fit in the free capacity the scrape showed. An
+ *   that cannot start: outstanding work beyond what the engine can run. An
  *   engine with room is never called saturated because the router has many
  *   requests open to it.
- * - *Load score* ranks endpoints. It is all outstanding work (waiting +
- *   running + sent since the scrape) over capacity, so endpoints of different
- *   sizes compare fairly.
+ * - *Load score* ranks endpoints: all outstanding work over capacity, so
+ *   endpoints of different sizes compare fairly.
  *
- * When the scrape is stale (or there is none yet) both fall back to the
- * router's own in-flight count.
+ * Outstanding work starts from the last scrape (waiting + running), minus
+ * the requests the router saw finish since (they held slots the scrape
+ * counted), plus the requests sent since. Between scrapes this tracks the
+ * engine closely; without a fresh scrape it is the router's in-flight count.
  */
 
 /** Inputs of the formulas for one endpoint. Counts are requests. */
@@ -20,6 +20,11 @@ export interface LoadInputs {
   readonly scraped: { readonly waiting: number; readonly running: number } | undefined;
   /** Requests sent after that scrape that are still open. */
   readonly sentSinceScrape: number;
+  /**
+   * Requests that were open at that scrape (so the engine counted them) and
+   * have finished since: the slots they held are free again.
+   */
+  readonly doneSinceScrape: number;
   /** Requests the router has open to the endpoint. */
   readonly inFlight: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
@@ -27,33 +32,43 @@ export interface LoadInputs {
 }
 
 /**
- * Requests estimated to be queued at the engine (≥ 0).
- *
- * - fresh scrape, capacity C known: `waiting + max(0, sent − max(0, C − running))`
- * - fresh scrape, capacity unknown: `waiting + sent` when the scrape showed a
- *   queue (new requests join it), else `0` (no evidence of a queue)
- * - stale or no scrape: `max(0, inFlight − C)` when C is known, else `0`
+ * Work the engine holds now, as best the router can tell: with a fresh
+ * scrape, `max(0, waiting + running − done) + sent`; without one, the
+ * router's own in-flight count.
  */
-export function estimatedWaiting(input: LoadInputs): number {
-  const { scraped, capacity } = input;
-  if (scraped === undefined) return capacity === undefined ? 0 : Math.max(0, input.inFlight - capacity);
-  if (capacity === undefined) return scraped.waiting > 0 ? scraped.waiting + input.sentSinceScrape : 0;
-  const free = Math.max(0, capacity - scraped.running);
-  return scraped.waiting + Math.max(0, input.sentSinceScrape - free);
+export function outstanding(input: LoadInputs): number {
+  const { scraped } = input;
+  if (scraped === undefined) return input.inFlight;
+  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape) + input.sentSinceScrape;
 }
 
 /**
- * Outstanding work over capacity (≥ 0; 1 means "exactly full").
- *
- * - fresh scrape: `(waiting + running + sent) / C`
- * - stale or no scrape: `inFlight / C`
- *
- * where C is the known capacity, or `defaultCapacity` when unknown, so that
- * every endpoint's score is on the same scale.
+ * The number of requests the engine can run at once right now. When the
+ * scrape showed a queue, the engine was full at what it was running (whether
+ * it ran out of sequences or of KV-cache blocks), so that is the effective
+ * capacity; otherwise the known capacity, if any.
+ */
+export function effectiveCapacity(input: LoadInputs): number | undefined {
+  const { scraped, capacity } = input;
+  if (scraped !== undefined && scraped.waiting > 0) return Math.min(capacity ?? scraped.running, scraped.running);
+  return capacity;
+}
+
+/**
+ * Requests estimated to be queued at the engine (≥ 0):
+ * `max(0, outstanding − effective capacity)`, and `0` when the capacity is
+ * unknown and nothing shows a queue (no evidence the engine is full).
+ */
+export function estimatedWaiting(input: LoadInputs): number {
+  const capacity = effectiveCapacity(input);
+  return capacity === undefined ? 0 : Math.max(0, outstanding(input) - capacity);
+}
+
+/**
+ * Outstanding work over capacity (≥ 0; 1 means "exactly full"), where the
+ * capacity is the known one or `defaultCapacity` when unknown, so every
+ * endpoint's score is on the same scale.
  */
 export function loadScore(input: LoadInputs, defaultCapacity: number): number {
-  const capacity = input.capacity ?? defaultCapacity;
-  const { scraped } = input;
-  const outstanding = scraped === undefined ? input.inFlight : scraped.waiting + scraped.running + input.sentSinceScrape;
-  return outstanding / Math.max(1, capacity);
+  return outstanding(input) / Math.max(1, input.capacity ?? defaultCapacity);
 }

@@ -140,6 +140,8 @@ export class LoadView {
   settle(state: EndpointState, epoch: number, failure?: UpstreamFailureKind): void {
     state.inFlight = Math.max(0, state.inFlight - 1);
     if (epoch === state.scrapeEpoch) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
+    else state.doneSinceScrape++;
+    state.recordCompletion(this.#readClock());
     state.recordOutcome(failure !== undefined);
     if (failure === undefined) {
       state.consecutiveFailures = 0;
@@ -178,6 +180,7 @@ export class LoadView {
     state.scraped = { waiting, running, kvCacheUsage: kv, models, at: this.#readClock() };
     state.scrapeEpoch++;
     state.sentSinceScrape = 0;
+    state.doneSinceScrape = 0;
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
   }

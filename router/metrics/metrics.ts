@@ -37,6 +37,12 @@ export interface MetricsSources {
   backends(): Iterable<BackendGauges>;
   /** Router-wide open requests. */
   routerInFlight(): number;
+  /** Open client connections on the traffic port. */
+  connections(): number;
+  /** Current event-loop lag (ms). */
+  eventLoopLagMs(): number;
+  /** Requests waiting in the router queue. */
+  queueLength(): number;
 }
 
 /** A gauge per backend, filled from {@link MetricsSources.backends} at scrape time. */
@@ -72,6 +78,9 @@ export class RouterMetrics {
   readonly #scrapeFailures: Counter<'backend'>;
   readonly #ejections: Counter<'backend'>;
   readonly #decisions: Counter<'policy' | 'outcome'>;
+  readonly #shed: Counter<'reason' | 'priority'>;
+  readonly #queued: Counter<'priority'>;
+  readonly #queueWait: Histogram;
   readonly #requestChildren = new Map<string, { inc(): void }>();
   readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
 
@@ -134,6 +143,39 @@ export class RouterMetrics {
       labelNames: ['policy', 'outcome'],
       registers,
     });
+    this.#shed = new Counter({
+      name: 'switchyard_shed_total',
+      help: 'Requests shed with 429, by reason (saturated, queue_full, queue_timeout, in_flight_cap, connection_cap, event_loop_lag) and priority.',
+      labelNames: ['reason', 'priority'],
+      registers,
+    });
+    this.#queued = new Counter({
+      name: 'switchyard_queued_total',
+      help: 'Requests that waited in the router queue because every candidate was saturated.',
+      labelNames: ['priority'],
+      registers,
+    });
+    this.#queueWait = new Histogram({
+      name: 'switchyard_queue_wait_seconds',
+      help: 'Time requests spent in the router queue, whatever the outcome.',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    const scalarGauges: [string, string, () => number][] = [
+      ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
+      ['switchyard_event_loop_lag_seconds', 'Current event-loop lag as the router measures it for shedding.', () => sources.eventLoopLagMs() / 1000],
+      ['switchyard_queue_length', 'Requests waiting in the router queue.', () => sources.queueLength()],
+    ];
+    for (const [name, help, read] of scalarGauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    }
     for (const spec of BACKEND_GAUGES) {
       new Gauge({
         name: spec.name,
@@ -202,6 +244,21 @@ export class RouterMetrics {
   /** Counts an ejection. */
   countEjection(backend: string): void {
     this.#ejections.labels(backend).inc();
+  }
+
+  /** Counts a shed request. */
+  countShed(reason: string, priority: string): void {
+    this.#shed.labels(reason, priority).inc();
+  }
+
+  /** Counts a request that entered the router queue. */
+  countQueued(priority: string): void {
+    this.#queued.labels(priority).inc();
+  }
+
+  /** Records how long a request waited in the router queue. */
+  observeQueueWait(seconds: number): void {
+    this.#queueWait.observe(seconds);
   }
 
   /** Counts a routing decision. */

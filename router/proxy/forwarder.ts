@@ -15,6 +15,7 @@ import { sendError } from '../errors/send-error.ts';
 import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
 import type { RetryReason } from '../metrics/metrics.ts';
 import { downstreamResponseHeaders } from './headers.ts';
+import type { RetryBudget } from './retry-budget.ts';
 import { ClientAbortError, UpstreamDeadlineError, classifyUpstreamError, type FailureClass } from './upstream-failure.ts';
 
 /** Timeouts the forwarder applies, in milliseconds. */
@@ -44,7 +45,9 @@ export interface ForwarderDeps {
   readonly load: LoadRecorder;
   readonly metrics: ForwardMetrics;
   readonly timeouts: ForwardTimeouts;
+  /** Retry on another endpoint at all (config), and the budget each retry draws from. */
   readonly retry: boolean;
+  readonly retryBudget: RetryBudget;
   readonly requestIdHeader: string;
   /** Called for failures worth an operator's attention; never gets bodies or secrets. */
   readonly onUpstreamFailure: (backend: string, kind: FailureClass, err: unknown) => void;
@@ -154,7 +157,13 @@ class Exchange {
   /** An attempt failed before any response byte reached the client. */
   failedBeforeCommit(attempt: Attempt, kind: FailureClass, err: unknown): void {
     const retriable = (kind === 'connect' || kind === 'reset') && !attempt.responseStarted;
-    if (retriable && this.deps.retry && !this.clientGone && this.attemptIndex + 1 < this.request.attempts.length) {
+    if (
+      retriable &&
+      this.deps.retry &&
+      !this.clientGone &&
+      this.attemptIndex + 1 < this.request.attempts.length &&
+      this.deps.retryBudget.tryAcquire()
+    ) {
       this.deps.metrics.countRetry(kind);
       this.attemptIndex++;
       this.dispatch();
@@ -204,6 +213,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   readonly target: EndpointState;
   /** The load view's token for this attempt's in-flight count. */
   readonly loadToken: number;
+  /** A retry holds a slot of the retry budget until it settles. */
+  readonly isRetry: boolean;
   controller: Dispatcher.DispatchController | undefined;
   responseStarted = false;
   status = 0;
@@ -216,6 +227,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.exchange = exchange;
     this.target = target;
     this.loadToken = loadToken;
+    this.isRetry = exchange.attemptIndex > 0;
     const { stream } = exchange.request;
     const { streamFirstByteMs, responseMs } = exchange.deps.timeouts;
     // Streams: the first body byte must come within the first-token budget (undici's
@@ -289,6 +301,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   settle(failure: UpstreamFailureKind | undefined): void {
     if (this.settled) return;
     this.settled = true;
+    if (this.isRetry) this.exchange.deps.retryBudget.release();
     this.exchange.deps.load.settle(this.target, this.loadToken, failure);
   }
 }

@@ -16,10 +16,16 @@ export interface HttpServerLimits {
   readonly maxHeaderBytes: number;
 }
 
-/** Creates an HTTP/1.1 server whose client errors get JSON answers. */
+/**
+ * Creates an HTTP/1.1 server whose client errors get JSON answers. Server
+ * errors after listening (EMFILE when accepting at the open-file limit) go to
+ * `onError` and never crash the process: libuv keeps accepting once
+ * descriptors free up.
+ */
 export function createHttpServer(
   limits: HttpServerLimits,
   listener: (req: IncomingMessage, res: ServerResponse) => void,
+  onError: (err: Error) => void,
 ): Server {
   const server = createServer(
     {
@@ -32,6 +38,7 @@ export function createHttpServer(
     listener,
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  server.on('error', onError);
   return server;
 }
 
@@ -79,7 +86,7 @@ export function listen(server: Server, address: string, backlog: number): Promis
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port, backlog }, () => {
-      server.off('error', reject);
+      server.removeListener('error', reject);
       const bound = server.address();
       resolve(typeof bound === 'object' && bound !== null ? bound.port : port);
     });

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError, toSwitchyardError } from '../errors/errors.ts';
 import { sendError } from '../errors/send-error.ts';
-import type { AdmissionDecision } from '../admission/admission.ts';
+import type { AdmissionControl } from '../admission/admission-control.ts';
+import { parsePriority } from '../admission/priority.ts';
 import type { EndpointState } from '../load/load-view.ts';
 import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
@@ -26,8 +27,9 @@ export interface RoutingView {
 /** Collaborators of the traffic listener. */
 export interface TrafficListenerDeps {
   readonly view: RoutingView;
-  /** Policy plus admission: which endpoints to try, or why not. */
-  readonly decide: (facts: RequestFacts) => AdmissionDecision<EndpointState>;
+  /** Router-wide pressure, policy, saturation, queue: which endpoints to try, or why not. */
+  readonly admission: AdmissionControl<EndpointState>;
+  readonly priorityHeader: string;
   readonly forward: (request: ForwardRequest) => void;
   readonly countRequest: (route: string, model: string, status: number) => void;
   /** Router-wide in-flight accounting. */
@@ -60,6 +62,17 @@ export function createTrafficListener(deps: TrafficListenerDeps): (req: Incoming
 async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const arrivedAt = performance.now();
   const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
+  const priority = parsePriority(req.headers[deps.priorityHeader]);
+  const pressure = deps.admission.checkPressure(priority);
+  if (pressure !== undefined) {
+    // Shed before reading the body. Read and discard what the client still sends, so closing
+    // the connection after the answer cannot turn into a reset that hides the 429.
+    res.shouldKeepAlive = false;
+    req.resume();
+    sendError(res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close']);
+    deps.countRequest(route.path, 'unknown', pressure.status);
+    return;
+  }
   deps.inFlight.increment();
   let modelLabel = 'unknown';
   try {
@@ -76,7 +89,12 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       sessionKey: sessionKeyOf(req.headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? bodyFacts.user : undefined),
       bodyBytes: body.length,
     };
-    const decision = deps.decide(facts);
+    const clientGone = new AbortController();
+    const onClose = () => clientGone.abort();
+    res.once('close', onClose);
+    const decision = await deps.admission.admit(facts, priority, clientGone.signal);
+    res.off('close', onClose);
+    if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
     if (decision.kind === 'reject') throw decision.error;
     const headers = upstreamRequestHeaders(req.rawHeaders, {
       clientAddress: req.socket.remoteAddress,

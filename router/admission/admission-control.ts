@@ -1,0 +1,105 @@
+/**
+ * Admission for one request, end to end: router-wide pressure before the
+ * body is read, then policy + saturation after routing facts are known, then
+ * the optional wait queue, and a 429 with a Retry-After derived from the
+ * fleet's drain rate when nothing can take the request. Shedding does no
+ * upstream I/O and allocates little: it must stay cheap at thousands of
+ * rejections per second.
+ */
+import { SwitchyardError } from '../errors/errors.ts';
+import type { RequestFacts } from '../policy/policy.ts';
+import type { AdmissionDecision } from './admission.ts';
+import type { Priority } from './priority.ts';
+import { pressureReason, type PressureGauges, type PressureLimits, type PressureReason } from './router-pressure.ts';
+import { retryAfterSeconds, type DrainInputs } from './retry-after.ts';
+import type { WaitQueue } from './wait-queue.ts';
+
+/** Why a request was shed; the `reason` label of the shed metric. */
+export type ShedReason = PressureReason | 'saturated' | 'queue_full' | 'queue_timeout';
+
+/** What admission records. */
+export interface AdmissionObserver {
+  shed(reason: ShedReason, priority: Priority): void;
+  queued(priority: Priority): void;
+  /** A queued request left the queue after `seconds`, admitted or not. */
+  waited(seconds: number): void;
+}
+
+/** Collaborators of {@link AdmissionControl}. */
+export interface AdmissionControlDeps<T extends DrainInputs> {
+  decide(facts: RequestFacts, priority: Priority): AdmissionDecision<T>;
+  readonly queue: WaitQueue<T>;
+  readonly limits: PressureLimits;
+  gauges(): PressureGauges;
+  readonly maxWaiting: number;
+  readonly observer: AdmissionObserver;
+  now(): number;
+}
+
+/** The outcome of admission after the body was read. */
+export type AdmissionResult<T> =
+  | { readonly kind: 'admit'; readonly attempts: readonly T[] }
+  | { readonly kind: 'reject'; readonly error: SwitchyardError }
+  | { readonly kind: 'gone' };
+
+const PRESSURE_MESSAGES: Readonly<Record<PressureReason, [SwitchyardError['code'], string]>> = {
+  in_flight_cap: ['SWITCHYARD_ROUTER_BUSY', 'The router is handling as many requests as it allows; retry shortly.'],
+  connection_cap: ['SWITCHYARD_ROUTER_BUSY', 'The router has as many open connections as it allows; retry shortly.'],
+  event_loop_lag: ['SWITCHYARD_EVENT_LOOP_LAG', 'The router is momentarily overloaded; retry shortly.'],
+};
+
+export class AdmissionControl<T extends DrainInputs> {
+  readonly #deps: AdmissionControlDeps<T>;
+
+  constructor(deps: AdmissionControlDeps<T>) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Router-wide limits, checked before the body is read. Returns the 429 to
+   * send (with Connection: close) or undefined to go on.
+   */
+  checkPressure(priority: Priority): SwitchyardError | undefined {
+    const reason = pressureReason(this.#deps.limits, this.#deps.gauges(), priority);
+    if (reason === undefined) return undefined;
+    this.#deps.observer.shed(reason, priority);
+    const [code, message] = PRESSURE_MESSAGES[reason];
+    return new SwitchyardError(code, message, { retryAfterSeconds: 1 });
+  }
+
+  /** Admits, queues, or sheds a request whose routing facts are known. `signal` fires when the client leaves. */
+  async admit(facts: RequestFacts, priority: Priority, signal: AbortSignal): Promise<AdmissionResult<T>> {
+    const deps = this.#deps;
+    const decision = deps.decide(facts, priority);
+    if (decision.kind !== 'saturated') return decision;
+    if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
+    deps.observer.queued(priority);
+    const started = performance.now();
+    const outcome = await deps.queue.wait(priority, () => deps.decide(facts, priority), signal);
+    deps.observer.waited((performance.now() - started) / 1000);
+    switch (outcome.kind) {
+      case 'admit':
+      case 'reject':
+      case 'gone':
+        return outcome;
+      case 'saturated':
+        return this.#shed('saturated', priority, facts.model, outcome.candidates);
+      case 'full':
+        return this.#shed('queue_full', priority, facts.model, decision.candidates);
+      case 'expired':
+        return this.#shed('queue_timeout', priority, facts.model, decision.candidates);
+    }
+  }
+
+  #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[]): AdmissionResult<T> {
+    const deps = this.#deps;
+    deps.observer.shed(reason, priority);
+    const seconds = retryAfterSeconds(candidates, deps.maxWaiting, deps.queue.length, deps.now());
+    const code = reason === 'queue_timeout' ? 'SWITCHYARD_QUEUE_TIMEOUT' : 'SWITCHYARD_OVERLOADED';
+    const message =
+      reason === 'queue_timeout'
+        ? `Every endpoint serving \`${model}\` stayed saturated while the request waited; retry after ${seconds} s.`
+        : `Every endpoint serving \`${model}\` is saturated; retry after ${seconds} s.`;
+    return { kind: 'reject', error: new SwitchyardError(code, message, { retryAfterSeconds: seconds }) };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Request priority, from a request header (`admission.priorityHeader`,
+ * default `x-priority`): `high`, `normal` (the default, and what any other
+ * value means) or `low`. Under pressure low-priority work is shed first and
+ * high-priority work last; in the wait queue, higher priority goes first.
+ */
+
+/** Priority levels, highest first. */
+export const PRIORITIES = ['high', 'normal', 'low'] as const;
+/** One of {@link PRIORITIES}. */
+export type Priority = (typeof PRIORITIES)[number];
+
+/** Reads the priority header value. */
+export function parsePriority(value: string | string[] | undefined): Priority {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
+  return raw === 'high' || raw === 'low' ? raw : 'normal';
+}
+
+/**
+ * How much of each limit a priority may use before it is shed:
+ * - `waiting`: share of `admission.maxWaiting` an endpoint may reach before it
+ *   counts as saturated for this request;
+ * - `caps`: share of the router's in-flight and connection caps;
+ * - `lag`: multiple of the event-loop lag threshold.
+ */
+export const PRIORITY_LIMITS: Readonly<Record<Priority, { readonly waiting: number; readonly caps: number; readonly lag: number }>> = {
+  high: { waiting: 1, caps: 1, lag: 2 },
+  normal: { waiting: 1, caps: 1, lag: 1 },
+  low: { waiting: 0.5, caps: 0.8, lag: 0.5 },
+};
+
+/** Rank for ordering: lower goes first. */
+export function priorityRank(priority: Priority): number {
+  return PRIORITIES.indexOf(priority);
+}

@@ -1,0 +1,119 @@
+/**
+ * The small bounded router queue for requests whose every candidate is
+ * saturated (off by default: `admission.queueLength` 0 sheds at once). A
+ * waiting request is admitted as soon as a candidate frees up, in priority
+ * order and first-come first-served within a priority; it leaves when its
+ * client disconnects, and is shed when its wait passes `maxWaitMs`.
+ */
+import type { AdmissionDecision } from './admission.ts';
+import { priorityRank, type Priority } from './priority.ts';
+
+/** Queue bounds. */
+export interface WaitQueueSettings {
+  /** Most requests waiting at once (0: no queue). */
+  readonly maxLength: number;
+  /** Longest wait before the request is shed (ms). */
+  readonly maxWaitMs: number;
+}
+
+/** How a wait ended. */
+export type WaitOutcome<T> =
+  | AdmissionDecision<T>
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'full' }
+  | { readonly kind: 'gone' };
+
+interface Waiter<T> {
+  readonly rank: number;
+  readonly enqueuedAt: number;
+  readonly decide: () => AdmissionDecision<T>;
+  readonly finish: (outcome: WaitOutcome<T>) => void;
+}
+
+/** The wait queue. One per router process. */
+export class WaitQueue<T> {
+  readonly #settings: WaitQueueSettings;
+  /** Kept sorted by priority rank, then arrival. */
+  readonly #waiters: Waiter<T>[] = [];
+  #notifying = false;
+
+  constructor(settings: WaitQueueSettings) {
+    this.#settings = settings;
+  }
+
+  /** False when the queue is off. */
+  get enabled(): boolean {
+    return this.#settings.maxLength > 0;
+  }
+
+  get length(): number {
+    return this.#waiters.length;
+  }
+
+  /**
+   * Waits until `decide` admits or rejects, the wait expires, the client
+   * goes (`signal`), or a higher-priority arrival pushes this one out of a
+   * full queue. Resolves `full` at once when the queue is full of work at
+   * least as important.
+   */
+  wait(priority: Priority, decide: () => AdmissionDecision<T>, signal: AbortSignal): Promise<WaitOutcome<T>> {
+    const rank = priorityRank(priority);
+    if (this.#waiters.length >= this.#settings.maxLength && !this.#evictBelow(rank)) return Promise.resolve({ kind: 'full' });
+    return new Promise((resolve) => {
+      const waiter: Waiter<T> = {
+        rank,
+        enqueuedAt: performance.now(),
+        decide,
+        finish: (outcome) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          this.#remove(waiter);
+          resolve(outcome);
+        },
+      };
+      const onAbort = () => waiter.finish({ kind: 'gone' });
+      const timer = setTimeout(() => waiter.finish({ kind: 'expired' }), this.#settings.maxWaitMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      let at = this.#waiters.length;
+      while (at > 0 && (this.#waiters[at - 1] as Waiter<T>).rank > rank) at--;
+      this.#waiters.splice(at, 0, waiter);
+    });
+  }
+
+  /**
+   * Capacity may have freed up (a request finished, a scrape arrived): let
+   * waiting requests try again, in queue order.
+   */
+  notify(): void {
+    if (this.#waiters.length === 0 || this.#notifying) return;
+    this.#notifying = true;
+    try {
+      for (const waiter of [...this.#waiters]) {
+        const decision = waiter.decide();
+        if (decision.kind !== 'saturated') waiter.finish(decision);
+      }
+    } finally {
+      this.#notifying = false;
+    }
+  }
+
+  /** Ms the oldest waiter has waited (0 when empty). */
+  oldestWaitMs(now = performance.now()): number {
+    let oldest = 0;
+    for (const waiter of this.#waiters) oldest = Math.max(oldest, now - waiter.enqueuedAt);
+    return oldest;
+  }
+
+  /** Pushes out the newest waiter of the lowest priority below `rank`; false when there is none. */
+  #evictBelow(rank: number): boolean {
+    const last = this.#waiters.at(-1);
+    if (last === undefined || last.rank <= rank) return false;
+    last.finish({ kind: 'full' });
+    return true;
+  }
+
+  #remove(waiter: Waiter<T>): void {
+    const at = this.#waiters.indexOf(waiter);
+    if (at !== -1) this.#waiters.splice(at, 1);
+  }
+}
