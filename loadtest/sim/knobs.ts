@@ -8,6 +8,8 @@
 export interface SimKnobs {
   /** Max concurrently running sequences; extra requests wait (and show in num_requests_waiting). */
   maxSeqs: number;
+  /** KV-cache usage (0-1) reported when every batch slot is busy; it scales with running sequences. */
+  kvFullBatch: number;
   /** Time to first token once a request runs (ms). */
   ttftMs: number;
   /** Inter-token latency (ms). */
@@ -37,6 +39,7 @@ export interface SimKnobs {
 /** Defaults: a small, quick engine. */
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   maxSeqs: 16,
+  kvFullBatch: 0.7,
   ttftMs: 20,
   itlMs: 5,
   outputTokens: 16,

@@ -186,7 +186,7 @@ export class EngineSimulator {
             model: this.model,
             running: this.scheduler.running,
             waiting: this.scheduler.waiting,
-            kvCacheUsage: Math.min(1, this.scheduler.running / Math.max(1, this.knobs.maxSeqs)),
+            kvCacheUsage: Math.min(1, (this.knobs.kvFullBatch * this.scheduler.running) / Math.max(1, this.knobs.maxSeqs)),
             ttft: this.#ttft,
             requestsSucceeded: this.#succeeded,
           }),

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { admit } from './admission.ts';
+import { isSaturated } from './saturation.ts';
+import { PRIORITY_LIMITS, parsePriority } from './priority.ts';
+import { fitToFileLimit, pressureReason } from './router-pressure.ts';
+import { retryAfterSeconds } from './retry-after.ts';
+import { RetryBudget } from '../proxy/retry-budget.ts';
+
+describe('admission decision', () => {
+  const saturated = (e: string) => e.startsWith('sat');
+  it('admits to the first endpoint that is not saturated, with the next one as the retry target', () => {
+    assert.deepEqual(admit('m', ['sat1', 'a', 'sat2', 'b'], saturated), { kind: 'admit', attempts: ['a', 'b'] });
+  });
+  it('falls back to a saturated endpoint as the retry target rather than none', () => {
+    assert.deepEqual(admit('m', ['sat1', 'a'], saturated), { kind: 'admit', attempts: ['a', 'sat1'] });
+    assert.deepEqual(admit('m', ['a'], saturated), { kind: 'admit', attempts: ['a'] });
+  });
+  it('reports saturation when every candidate is saturated, and rejects with 503 when there is none', () => {
+    assert.deepEqual(admit('m', ['sat1', 'sat2'], saturated), { kind: 'saturated', candidates: ['sat1', 'sat2'] });
+    const none = admit('m', [], saturated);
+    assert.equal(none.kind, 'reject');
+    if (none.kind === 'reject') {
+      assert.equal(none.error.status, 503);
+      assert.ok((none.error.retryAfterSeconds ?? 0) >= 1);
+    }
+  });
+});
+
+describe('saturation', () => {
+  const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
+  it('uses estimated waiting and KV-cache usage, not in-flight alone', () => {
+    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0.1, inFlight: 500 }, thresholds), false);
+    assert.equal(isSaturated({ estimatedWaiting: 4, kvCacheUsage: 0.1, inFlight: 0 }, thresholds), true);
+    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0.9, inFlight: 0 }, thresholds), true);
+    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0, inFlight: 7 }, { ...thresholds, maxInFlightPerEndpoint: 7 }), true);
+  });
+  it('turns low priority away at half the waiting budget', () => {
+    const load = { estimatedWaiting: 2, kvCacheUsage: 0, inFlight: 0 };
+    assert.equal(isSaturated(load, thresholds, 'low'), true);
+    assert.equal(isSaturated(load, thresholds, 'normal'), false);
+    assert.equal(isSaturated(load, thresholds, 'high'), false);
+  });
+});
+
+describe('priority', () => {
+  it('reads high, low, and anything else as normal', () => {
+    assert.equal(parsePriority('HIGH'), 'high');
+    assert.equal(parsePriority(' low '), 'low');
+    assert.equal(parsePriority('urgent'), 'normal');
+    assert.equal(parsePriority(undefined), 'normal');
+    assert.equal(parsePriority(['low', 'high']), 'low');
+  });
+});
+
+describe('router pressure', () => {
+  const limits = { maxInFlight: 100, maxConnections: 200, eventLoopLagMs: 200 };
+  it('sheds low priority first', () => {
+    const gauges = { inFlight: 85, connections: 10, lagMs: 0 };
+    assert.equal(pressureReason(limits, gauges, 'low'), 'in_flight_cap');
+    assert.equal(pressureReason(limits, gauges, 'normal'), undefined);
+    assert.equal(pressureReason(limits, { inFlight: 100, connections: 10, lagMs: 0 }, 'high'), 'in_flight_cap');
+    assert.equal(pressureReason(limits, { inFlight: 0, connections: 201, lagMs: 0 }, 'normal'), 'connection_cap');
+    const lag = { inFlight: 0, connections: 0, lagMs: 300 };
+    assert.equal(pressureReason(limits, lag, 'normal'), 'event_loop_lag');
+    assert.equal(pressureReason(limits, lag, 'high'), undefined, `high waits for ${PRIORITY_LIMITS.high.lag}x the lag threshold`);
+  });
+  it('fits the caps under the open-file limit', () => {
+    const procLimits = 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            256                  1024                 files     \n';
+    const fitted = fitToFileLimit({ maxInFlight: 10_000, maxConnections: 20_000, eventLoopLagMs: 200 }, () => procLimits);
+    assert.equal(fitted.openFiles, 256);
+    assert.equal(fitted.limits.maxConnections, 96);
+    assert.equal(fitted.limits.maxInFlight, 96);
+    const roomy = fitToFileLimit(limits, () => 'Max open files            unlimited            unlimited            files\n');
+    assert.deepEqual(roomy.limits, limits);
+  });
+});
+
+describe('Retry-After', () => {
+  const candidate = (estimatedWaiting: number, rate: number) => ({ estimatedWaiting, completionRate: () => rate });
+  it('divides the backlog beyond the queue budget by the drain rate, 1 s at least', () => {
+    assert.equal(retryAfterSeconds([candidate(25, 2), candidate(5, 3)], 5, 0, 0), Math.ceil((21 + 1) / 5));
+    assert.equal(retryAfterSeconds([candidate(5, 100)], 5, 0, 0), 1);
+    assert.equal(retryAfterSeconds([candidate(5, 0)], 5, 0, 0), 2, 'no drain rate known');
+    assert.equal(retryAfterSeconds([candidate(10_000, 1)], 5, 0, 0), 60, 'capped');
+  });
+});
+
+describe('retry budget', () => {
+  it('allows at most the ratio of open requests, with a floor', () => {
+    let active = 10;
+    const budget = new RetryBudget(0.2, 3, () => active);
+    assert.ok(budget.tryAcquire() && budget.tryAcquire() && budget.tryAcquire());
+    assert.equal(budget.tryAcquire(), false, 'floor of 3 with 10 active');
+    active = 100;
+    for (let i = 0; i < 17; i++) assert.ok(budget.tryAcquire());
+    assert.equal(budget.tryAcquire(), false, '20% of 100');
+    budget.release();
+    assert.ok(budget.tryAcquire());
+  });
+});

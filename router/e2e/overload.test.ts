@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest, Agent } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { errorOf, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
+
+const MODEL = 'm-over';
+const INTERVAL_MS = 100;
+const chat = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+
+/** Holds `count` requests open directly on an engine (bypassing the router) until released. */
+function holdOnEngine(url: string, count: number): { release(): Promise<void> } {
+  const controller = new AbortController();
+  const held = Array.from({ length: count }, () =>
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000' },
+      body: JSON.stringify(chat),
+      signal: controller.signal,
+    }).catch(() => undefined),
+  );
+  return {
+    async release() {
+      controller.abort();
+      await Promise.all(held);
+    },
+  };
+}
+
+async function metric(fleet: Fleet, pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${fleet.admin}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) if (pattern.test(line)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS));
+
+describe('shedding on saturation', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '4']);
+  });
+  after(() => fleet.close());
+
+  it('answers 429 with Retry-After at once, sends nothing upstream, and admits again once the queue drains', async () => {
+    const engine = fleet.engines[0]!;
+    const hold = holdOnEngine(engine.url, 6); // 1 running, 5 waiting
+    await waitFor(() => engine.scheduler.waiting === 5);
+    await settle();
+    const before = engine.requests;
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+    assert.equal(response.status, 429);
+    assert.equal(errorOf(response).code, 'SWITCHYARD_OVERLOADED');
+    assert.equal(errorOf(response).type, 'rate_limit_exceeded');
+    assert.ok(Number(response.headers['retry-after']) >= 1);
+    assert.equal(engine.requests - before, 0, 'a shed request never reaches the engine');
+    assert.equal(await metric(fleet, /^switchyard_shed_total\{reason="saturated",priority="normal"\}/), 1);
+    await hold.release();
+    await waitFor(() => engine.scheduler.waiting === 0 && engine.scheduler.running === 0);
+    await settle();
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200);
+  });
+
+  it('sheds low priority first', async () => {
+    const engine = fleet.engines[0]!;
+    const hold = holdOnEngine(engine.url, 3); // 1 running, 2 waiting: half of maxWaiting 4
+    await waitFor(() => engine.scheduler.waiting === 2).catch((err: unknown) => {
+      throw new Error(`engine running ${engine.scheduler.running} waiting ${engine.scheduler.waiting}: ${String(err)}`);
+    });
+    await settle();
+    const low = await postJson(`${fleet.base}/v1/chat/completions`, chat, { 'x-priority': 'low', 'x-sim-ttft-ms': '0' });
+    assert.equal(low.status, 429);
+    const normal = postJson(`${fleet.base}/v1/chat/completions`, chat);
+    await waitFor(() => engine.scheduler.waiting === 3);
+    await hold.release();
+    assert.equal((await normal).status, 200);
+  });
+});
+
+describe('the router queue', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet(
+      [{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }],
+      ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '2', '--admission-queue-length', '4', '--admission-queue-max-wait-ms', '1500'],
+    );
+  });
+  after(() => fleet.close());
+
+  it('holds a request while every candidate is saturated and sends it once one frees up', async () => {
+    const engine = fleet.engines[0]!;
+    const hold = holdOnEngine(engine.url, 3);
+    await waitFor(() => engine.scheduler.waiting === 2);
+    await settle();
+    const queued = postJson(`${fleet.base}/v1/chat/completions`, chat);
+    await waitFor(() => fleet.router.inFlight === 1);
+    assert.equal(await metric(fleet, /^switchyard_queue_length /), 1);
+    await hold.release();
+    const response = await queued;
+    assert.equal(response.status, 200);
+    assert.equal(await metric(fleet, /^switchyard_queued_total\{priority="normal"\}/), 1);
+  });
+
+  it('sheds a queued request when its wait expires, and drops one whose client leaves', async () => {
+    const engine = fleet.engines[0]!;
+    const hold = holdOnEngine(engine.url, 3);
+    await waitFor(() => engine.scheduler.waiting === 2);
+    await settle();
+    const started = Date.now();
+    const expired = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+    assert.equal(expired.status, 429);
+    assert.equal(errorOf(expired).code, 'SWITCHYARD_QUEUE_TIMEOUT');
+    assert.ok(Date.now() - started >= 1400);
+    const controller = new AbortController();
+    const leaving = send(`${fleet.base}/v1/chat/completions`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(chat), signal: controller.signal }).catch(() => undefined);
+    await waitFor(() => fleet.router.inFlight === 1);
+    assert.equal(await metric(fleet, /^switchyard_queue_length /), 1);
+    controller.abort();
+    await leaving;
+    await waitFor(() => fleet.router.inFlight === 0, 2_000);
+    assert.equal(await metric(fleet, /^switchyard_queue_length /), 0);
+    await hold.release();
+  });
+});
+
+describe('router-wide caps', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 100, ttftMs: 0, itlMs: 20 } }], ['--admission-max-in-flight', '2', '--admission-max-connections', '4']);
+  });
+  after(() => fleet.close());
+
+  it('answers 429 with Connection: close over the in-flight cap, never a reset', async () => {
+    const streams = [0, 1].map(() => postJson(`${fleet.base}/v1/chat/completions`, { ...chat, stream: true }, { 'x-sim-output-tokens': '50' }));
+    await waitFor(() => fleet.router.inFlight === 2);
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+    assert.equal(response.status, 429);
+    assert.equal(errorOf(response).code, 'SWITCHYARD_ROUTER_BUSY');
+    assert.equal(response.headers['connection'], 'close');
+    assert.equal(response.headers['retry-after'], '1');
+    for (const stream of await Promise.all(streams)) assert.equal(sseData(stream.body).at(-1), '[DONE]');
+  });
+
+  it('answers 429 with Connection: close over the connection cap', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+    try {
+      // Five idle keep-alive connections, then a request on a sixth.
+      await Promise.all(
+        Array.from({ length: 5 }, () => new Promise<void>((resolve, reject) => {
+          const req = httpRequest(`${fleet.base}/livez`, { agent }, (res) => res.resume().on('end', () => resolve()));
+          req.on('error', reject);
+          req.end();
+        })),
+      );
+      const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+      assert.equal(response.status, 429);
+      assert.equal(response.headers['connection'], 'close');
+    } finally {
+      agent.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200, 'admitted again once connections close');
+  });
+});
+
+describe('event-loop lag', () => {
+  let fleet: Fleet;
+  before(async () => {
+    fleet = await startFleet([{ model: MODEL, knobs: { ttftMs: 0, itlMs: 0 } }], ['--admission-event-loop-lag-ms', '100']);
+  });
+  after(() => fleet.close());
+
+  it('sheds new work with 429 right after the loop was blocked, and recovers', async () => {
+    const request = postJson(`${fleet.base}/v1/chat/completions`, chat);
+    const end = performance.now() + 400;
+    while (performance.now() < end) {
+      // Block this event loop (the router shares it) as a stuck handler would.
+    }
+    const response = await request;
+    assert.equal(response.status, 429);
+    assert.equal(errorOf(response).code, 'SWITCHYARD_EVENT_LOOP_LAG');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200);
+  });
+});
