@@ -32,7 +32,7 @@ const ports = await new Promise<number[]>((resolve, reject) => {
 const router = await startSwitchyard(
   ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '1000', '--log-level', 'info', ...ports.flatMap((p) => ['--backend', `http://127.0.0.1:${p}`])],
   'switchyard listening',
-).catch(async (err: unknown) => {
+).catch((err: unknown) => {
   engines.kill();
   throw err;
 });

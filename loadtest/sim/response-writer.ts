@@ -35,8 +35,12 @@ export class ResponseWriter {
     return this.#dead || this.#res.destroyed;
   }
 
-  /** Writes (part of) `text`; with splitting, a random tail waits for the next write. */
-  write(text: string): void {
+  /**
+   * Writes (part of) `text`; with splitting, a random tail waits for the next
+   * write. Resolves once the socket can take more (a real engine's stream
+   * slows down when its client reads slowly).
+   */
+  async write(text: string): Promise<void> {
     if (this.dead) return;
     let data = Buffer.concat([this.#carry, Buffer.from(text, 'utf8')]);
     this.#carry = Buffer.alloc(0);
@@ -46,6 +50,17 @@ export class ResponseWriter {
       data = data.subarray(0, cut);
     }
     this.#emit(data);
+    if (this.#res.writableNeedDrain && !this.dead) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.#res.off('drain', done);
+          this.#res.off('close', done);
+          resolve();
+        };
+        this.#res.on('drain', done);
+        this.#res.on('close', done);
+      });
+    }
   }
 
   /** Flushes any carried bytes plus `text`, then ends the response. */

@@ -52,6 +52,7 @@ export class EngineSimulator {
   readonly #server: Server;
   readonly #received = new Map<string, ReceivedRecord>();
   readonly #sent = new Map<string, SentRecord>();
+  readonly #live = new Map<string, ResponseWriter>();
   readonly #ttft = new TtftHistogram();
   readonly #sockets = new Set<Socket>();
   #seed: number;
@@ -105,6 +106,11 @@ export class EngineSimulator {
   /** What arrived for `requestId`, if recorded. */
   received(requestId: string): ReceivedRecord | undefined {
     return this.#received.get(requestId);
+  }
+
+  /** Bytes written so far for a response still being generated. */
+  progress(requestId: string): number | undefined {
+    return this.#live.get(requestId)?.bytes;
   }
 
   /** What was sent for `requestId`, once the response is over. */
@@ -200,6 +206,10 @@ export class EngineSimulator {
   /** Writes the response; stops early (freeing the batch slot) once `gone` fires. */
   async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined, gone: AbortSignal): Promise<void> {
     const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random });
+    if (requestId !== undefined) this.#live.set(requestId, writer);
+    res.once('close', () => {
+      if (requestId !== undefined) this.#live.delete(requestId);
+    });
     const started = performance.now();
     const finish = (status: number) => {
       if (!writer.dead) this.#succeeded++;
@@ -218,7 +228,7 @@ export class EngineSimulator {
         const events = chat ? chatEvents(this.model, id, knobs, tools, this.#requests) : completionEvents(this.model, id, knobs);
         for (let i = 0; i < events.length && !writer.dead; i++) {
           if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
-          writer.write(events[i] as string);
+          await writer.write(events[i] as string);
         }
         writer.end(SSE_DONE);
         finish(200);
@@ -229,7 +239,7 @@ export class EngineSimulator {
       this.#ttft.observe(knobs.ttftMs / 1000);
       const body = chat ? chatCompletion(this.model, id, knobs, tools, this.#requests) : textCompletion(this.model, id, knobs);
       res.writeHead(200, { 'content-type': 'application/json' });
-      writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
+      await writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
       writer.end();
       finish(200);
       return;
