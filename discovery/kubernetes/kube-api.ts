@@ -16,7 +16,6 @@
  * supported.
  */
 import { createHash } from 'node:crypto';
-import type https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { Agent } from 'undici';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -101,7 +100,7 @@ export class KubeApi implements ListWatchApi {
   async list(path: string, query: Readonly<Record<string, string>>, signal: AbortSignal): Promise<ListResult> {
     const items: unknown[] = [];
     let token: string | undefined;
-    let resourceVersion = '';
+    let resourceVersion: string;
     do {
       const page = { ...query, limit: String(this.#settings.pageSize), ...(token === undefined ? {} : { continue: token }) };
       const body = await this.#getJson(path, page, signal);
@@ -168,7 +167,7 @@ export class KubeApi implements ListWatchApi {
 
   async #request(path: string, query: Readonly<Record<string, string>>, signal: AbortSignal, timeouts: { headersTimeout?: number; bodyTimeout: number }) {
     const options: HttpsOptions = { headers: {} };
-    await this.#config.applyToHTTPSOptions(options as https.RequestOptions);
+    await this.#config.applyToHTTPSOptions(options);
     const headers: Record<string, string> = { accept: 'application/json' };
     for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = String(value);
     if (options.auth !== undefined) headers['authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;

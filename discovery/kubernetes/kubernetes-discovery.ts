@@ -94,9 +94,15 @@ export class KubernetesDiscovery implements EndpointSource {
     await this.#api?.close();
   }
 
-  /** Every source's state, for `/debug/endpoints` and metrics. */
+  /** Every source's state, for metrics. */
   status(): KubernetesSourceStatus[] {
     return this.sources.map((source) => source.status());
+  }
+
+  /** Every source's state for `/debug/endpoints`: times as ISO strings, absent values as null. */
+  debugStatus(): Record<string, unknown>[] {
+    const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+    return this.status().map((s) => ({ ...s, lastListAt: iso(s.lastListAt), lastEventAt: iso(s.lastEventAt), errorSince: iso(s.errorSince), error: s.error ?? null }));
   }
 }
 
@@ -128,7 +134,9 @@ export function discoveryLogObserver(logger: DiscoveryLogger): KubernetesSourceO
     recovered: (source, failedForMs) => logger.info({ source, failedForMs }, 'Kubernetes API answering again; re-listed'),
     restarted: (source, reason, error, delayMs) => {
       const routine = reason === 'resync' || reason === 'closed';
-      (routine ? logger.debug : logger.info).call(logger, { source, reason, error, delayMs }, 'discovery watch restarting with a re-list');
+      const fields = { source, reason, error, delayMs };
+      if (routine) logger.debug(fields, 'discovery watch restarting with a re-list');
+      else logger.info(fields, 'discovery watch restarting with a re-list');
     },
   };
 }

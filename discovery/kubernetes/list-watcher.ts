@@ -183,7 +183,7 @@ export class ListWatcher {
     }
   }
 
-  /** Full jitter over an exponentially growing cap: uniform in [cap/2, cap]. */
+  /** "Equal jitter" over an exponentially growing cap: uniform in [cap/2, cap]. */
   #backoff(failures: number): number {
     const cap = Math.min(this.#timing.backoffMaxMs, this.#timing.backoffInitialMs * 2 ** Math.min(failures - 1, 30));
     return Math.round(cap / 2 + (this.#env.random() * cap) / 2);
@@ -288,7 +288,8 @@ export class ListWatcher {
       case 'ERROR': {
         const status = event.object as { code?: unknown; reason?: unknown; message?: unknown };
         if (status.code === 410) return 'gone';
-        throw new Error(`watch ${this.#path}: ERROR event ${String(status.code)} ${String(status.reason ?? '')} ${String(status.message ?? '')}`.trim());
+        const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
+        throw new Error(`watch ${this.#path}: ERROR event ${text(status.code)} ${text(status.reason)} ${text(status.message)}`.trim());
       }
       default: {
         const key = objectKey(event.object);

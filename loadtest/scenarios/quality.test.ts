@@ -10,6 +10,7 @@ const record = (index: number, sessionKey: string | undefined, engine: number, e
   ttftMs: 10 + index,
   sendLagMs: 0,
   error: undefined,
+  shed: false,
   engine,
   ...extra,
 });
@@ -31,9 +32,12 @@ describe('session hit ratio', () => {
     assert.deepEqual([summary.requests, summary.sessionRepeats, summary.sessionHits], [1, 1, 1]);
   });
 
-  it('ignores requests no engine received, and counts failures as errors without a TTFT', () => {
-    const summary = summarizeQuality([record(0, 'a', 0), record(1, 'a', -1, { error: 'status 502', ttftMs: undefined }), record(2, 'a', 0)], 4);
-    assert.deepEqual([summary.errors, summary.sessionRepeats, summary.sessionHits], [1, 1, 1]);
+  it('ignores requests no engine received, and counts failures as errors and 429s as shed, neither with a TTFT', () => {
+    const summary = summarizeQuality(
+      [record(0, 'a', 0), record(1, 'a', -1, { error: 'status 502', ttftMs: undefined }), record(2, 'a', 0), record(3, 'b', -1, { error: 'status 429', shed: true, ttftMs: undefined })],
+      4,
+    );
+    assert.deepEqual([summary.errors, summary.shed, summary.sessionRepeats, summary.sessionHits], [1, 1, 1, 1]);
     assert.equal(summary.ttftMs.max, 12);
   });
 });

@@ -17,6 +17,8 @@ export interface RequestRecord {
   /** Actual send time minus scheduled arrival (how far the generator fell behind). */
   readonly sendLagMs: number;
   readonly error: string | undefined;
+  /** Shed by the router: 429 with Retry-After. */
+  readonly shed: boolean;
   /** Index of the engine that received it, -1 when none did. */
   readonly engine: number;
 }
@@ -24,9 +26,13 @@ export interface RequestRecord {
 /** Routing quality of one run (measured window only). */
 export interface QualitySummary {
   readonly requests: number;
+  /** Requests that failed other than by being shed: 5xx, resets, streams cut before `[DONE]`, a 429 without Retry-After. */
   readonly errors: number;
+  /** Requests the router shed with 429 + Retry-After (admission found every engine saturated). */
+  readonly shed: number;
   /** First few error descriptions. */
   readonly errorExamples: string[];
+  /** Over requests that succeeded (a shed or failed request has no first token). */
   readonly ttftMs: LatencySummary;
   readonly sendLagMs: LatencySummary;
   /** Share of measured requests each engine received (0-1), in engine order. */
@@ -47,7 +53,9 @@ export interface QualitySummary {
 export function summarizeQuality(records: readonly RequestRecord[], engines: number): QualitySummary {
   const ordered = [...records].sort((a, b) => a.index - b.index);
   const measured = ordered.filter((r) => r.measured);
-  const failed = measured.filter((r) => r.error !== undefined);
+  // A 429 with Retry-After is admission keeping its contract, not a broken request: counted apart so the two are never confused.
+  const shed = measured.filter((r) => r.shed);
+  const failed = measured.filter((r) => r.error !== undefined && !r.shed);
   const served: number[] = Array.from({ length: engines }, () => 0);
   for (const r of measured) if (r.engine >= 0) served[r.engine] = (served[r.engine] as number) + 1;
 
@@ -67,6 +75,7 @@ export function summarizeQuality(records: readonly RequestRecord[], engines: num
   return {
     requests: measured.length,
     errors: failed.length,
+    shed: shed.length,
     errorExamples: [...new Set(failed.map((r) => r.error as string))].slice(0, 5),
     ttftMs: summarize(measured.filter((r) => r.error === undefined && r.ttftMs !== undefined).map((r) => r.ttftMs as number)),
     sendLagMs: summarize(measured.map((r) => r.sendLagMs)),

@@ -3,6 +3,7 @@
  * router child process with that policy, the shared arrival schedule played
  * open-loop against it, and the records and queue samples that come out.
  */
+import type { ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -24,6 +25,8 @@ export interface PolicyRunSpec {
   readonly warmupMs: number;
   /** Router `--scrape-interval-ms`. */
   readonly scrapeIntervalMs: number;
+  /** Extra router flags (after the ones above, so they win). */
+  readonly routerArgs: readonly string[];
   /** Queue sampling period (ms). */
   readonly samplePeriodMs: number;
   /** Schedule length (ms): the measured window is [warmupMs, lengthMs). */
@@ -60,19 +63,25 @@ export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
       '--scrape-interval-ms', String(spec.scrapeIntervalMs),
       '--log-level', 'info', // the "switchyard listening" line carries the ports
       '--lifecycle-pre-stop-delay-ms', '0',
+      ...spec.routerArgs,
     ],
     'switchyard listening',
-  );
+  ).catch(async (err: unknown) => {
+    await closeFleet(engines);
+    throw err;
+  });
+  const log = tailOf(router.child);
   const base = `http://127.0.0.1:${router.ports['traffic'] as number}`;
   const admin = `http://127.0.0.1:${router.ports['admin'] as number}`;
   // No connection cap: an open-loop client that queues requests itself would hide the router's queueing.
   const pool = new Pool(base, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  let sampler: QueueSampler | undefined;
   try {
     await waitUntilRoutable(admin, engines.map((engine) => engine.url));
     const start = performance.now();
     const windowEnd = start + spec.lengthMs;
-    const sampler = new QueueSampler(engines, spec.samplePeriodMs, () => {
+    sampler = new QueueSampler(engines, spec.samplePeriodMs, () => {
       const now = performance.now();
       return now >= start + spec.warmupMs && now <= windowEnd;
     });
@@ -95,7 +104,12 @@ export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
       drainMs: ended - windowEnd,
       routerCapacity: engines.map((engine) => known.find((e) => e.url === engine.url)?.load.capacity ?? null),
     };
+  } catch (err) {
+    // The router is a separate process: without its last words a failure here is a bare ECONNREFUSED.
+    throw new Error(`${spec.policy} run failed: ${(err as Error).message}\nrouter exit code: ${String(router.child.exitCode)}; router log tail:\n${log()}`, { cause: err });
   } finally {
+    sampler?.stop(); // its interval would otherwise keep the process alive after a failure
+    loopDelay.disable();
     await pool.close();
     await router.stop();
     await closeFleet(engines);
@@ -121,11 +135,23 @@ async function play(spec: PolicyRunSpec, pool: Pool, start: number, servedBy: (r
         ttftMs: outcome.firstDataAt === undefined ? undefined : outcome.firstDataAt - due,
         sendLagMs: sentAt - due,
         error: outcome.error,
+        shed: outcome.shed,
         engine: servedBy(requestId),
       })),
     );
   }
   return Promise.all(pending);
+}
+
+/** Keeps the last few KiB a child writes to stdout and stderr; returns a reader. */
+function tailOf(child: ChildProcess): () => string {
+  let tail = '';
+  const keep = (text: string) => {
+    tail = (tail + text).slice(-4096);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => tail;
 }
 
 interface DebugEndpoint {

@@ -25,6 +25,8 @@ export interface ChatOutcome {
   readonly endedAt: number;
   /** Undefined on success; otherwise a short description (status, missing [DONE], socket error). */
   readonly error: string | undefined;
+  /** The router shed it as its contract says: 429 with a Retry-After header. */
+  readonly shed: boolean;
 }
 
 const DATA = Buffer.from('data:');
@@ -45,22 +47,25 @@ export async function streamChat(pool: Pool, request: ChatRequest): Promise<Chat
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': request.requestId };
   if (request.sessionKey !== undefined) headers['x-session-id'] = request.sessionKey;
   let status = 0;
+  let retryAfter: boolean;
   let firstDataAt: number | undefined;
   // The last bytes seen, enough to find `data:` or `[DONE]` split across chunks.
   let tail = Buffer.alloc(0);
   try {
     const response = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers, body: chatBody(request.model, request.turn) });
     status = response.statusCode;
+    retryAfter = response.headers['retry-after'] !== undefined;
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       const joined = Buffer.concat([tail, chunk]);
       if (firstDataAt === undefined && joined.includes(DATA)) firstDataAt = performance.now();
       tail = joined.subarray(-64);
     }
   } catch (err) {
-    return { status, firstDataAt, endedAt: performance.now(), error: (err as Error).message };
+    return { status, firstDataAt, endedAt: performance.now(), error: (err as Error).message, shed: false };
   }
   const endedAt = performance.now();
-  if (status !== 200) return { status, firstDataAt, endedAt, error: `status ${status}` };
-  if (!tail.includes(DONE)) return { status, firstDataAt, endedAt, error: 'stream ended without [DONE]' };
-  return { status, firstDataAt, endedAt, error: undefined };
+  if (status === 429) return { status, firstDataAt, endedAt, error: retryAfter ? 'status 429' : 'status 429 without Retry-After', shed: retryAfter };
+  if (status !== 200) return { status, firstDataAt, endedAt, error: `status ${status}`, shed: false };
+  if (!tail.includes(DONE)) return { status, firstDataAt, endedAt, error: 'stream ended without [DONE]', shed: false };
+  return { status, firstDataAt, endedAt, error: undefined, shed: false };
 }

@@ -52,6 +52,8 @@ export class FakeKubeApi {
   goneAsHttpStatus = false;
   /** New watches start silenced: they stay open and receive nothing. */
   silenceNewWatches = false;
+  /** Compact history just before answering the next watch (so its resourceVersion is too old). */
+  compactBeforeNextWatch = false;
 
   constructor() {
     this.#server = createServer((req, res) => this.#handle(req, res));
@@ -165,7 +167,7 @@ export class FakeKubeApi {
 
   #collection(path: string): Map<string, KubeObject> {
     let collection = this.#objects.get(path);
-    if (collection === undefined) this.#objects.set(path, (collection = new Map()));
+    if (collection === undefined) this.#objects.set(path, (collection = new Map<string, KubeObject>()));
     return collection;
   }
 
@@ -205,6 +207,11 @@ export class FakeKubeApi {
   }
 
   #watch(path: string, query: Record<string, string>, selector: Watcher['selector'], res: ServerResponse): void {
+    if (this.compactBeforeNextWatch) {
+      this.compactBeforeNextWatch = false;
+      this.#rv++;
+      this.compact();
+    }
     const from = Number(query['resourceVersion'] ?? this.#rv);
     if (from < this.#compactedRv) {
       if (this.goneAsHttpStatus) return sendJson(res, 410, goneEvent().object);

@@ -33,6 +33,7 @@ export function apiFor(server: string): KubeApi {
 
 /** Options of {@link pod}. */
 export interface PodOptions {
+  readonly namespace?: string;
   readonly ip?: string;
   readonly ready?: boolean;
   readonly phase?: string;
@@ -51,7 +52,7 @@ export function pod(name: string, options: PodOptions = {}) {
     apiVersion: 'v1',
     metadata: {
       name,
-      namespace: 'ns',
+      namespace: options.namespace ?? 'ns',
       labels,
       annotations,
       ...(options.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: 30 } : {}),

@@ -23,7 +23,11 @@ CACHE="${SWITCHYARD_CACHE:-$HOME/.cache/switchyard}"
 APISERVER_BIN="$CACHE/k8s/$K8S_VERSION/kube-apiserver"
 ETCD_BIN="$CACHE/etcd/$ETCD_VERSION/etcd"
 
-command -v go >/dev/null || { echo "build.sh: go not found on PATH" >&2; exit 1; }
+# Go is needed only when something must be built; the cached case works without it.
+need_go() {
+  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH="/usr/local/go/bin:$PATH"; fi
+  command -v go >/dev/null || { echo "build.sh: go not found on PATH (needed to build $1)" >&2; exit 1; }
+}
 
 NICE=()
 if [[ "${SWITCHYARD_NICE:-0}" == "1" ]]; then NICE=(nice -n 19); fi
@@ -42,6 +46,7 @@ build() {
     echo "build.sh: cached $out" >&2
     return 0
   fi
+  need_go "$pkg"
   mkdir -p "$(dirname "$out")"
   local tmp="$out.tmp.$$"
   echo "build.sh: building $pkg -> $out" >&2

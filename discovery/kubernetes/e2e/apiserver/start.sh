@@ -6,6 +6,9 @@
 #                         etcd and kube-apiserver in the background, wait for
 #                         /readyz, write DIR/env (sourceable) and DIR/kubeconfig
 #   start.sh down DIR     stop the processes recorded in DIR/env (by pid)
+#   start.sh apiserver-stop DIR    stop only kube-apiserver (etcd keeps the data)
+#   start.sh apiserver-start DIR   start kube-apiserver again with the same flags
+#                                  and port, wait for /readyz, update DIR/env
 #
 # DIR defaults to a fresh mktemp dir; it is printed as the last line.
 # Environment: see build.sh (SWITCHYARD_CACHE, SWITCHYARD_NICE). READY_TIMEOUT
@@ -92,26 +95,29 @@ up() {
   done
 
   local pki="$dir/pki"
-  "$KUBE_APISERVER" \
-    --etcd-servers="http://127.0.0.1:$etcd_port" \
+  # One flag per line in DIR/apiserver.args, so apiserver-start can run the
+  # same command again (same port, same etcd) after apiserver-stop.
+  printf '%s\n' \
+    "--etcd-servers=http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 \
     --advertise-address=127.0.0.1 \
-    --secure-port="$api_port" \
+    "--secure-port=$api_port" \
     --endpoint-reconciler-type=none \
     --service-cluster-ip-range=10.0.0.0/24 \
-    --tls-cert-file="$pki/apiserver.crt" \
-    --tls-private-key-file="$pki/apiserver.key" \
-    --client-ca-file="$pki/ca.crt" \
-    --service-account-key-file="$pki/sa.pub" \
-    --service-account-signing-key-file="$pki/sa.key" \
-    --service-account-issuer="https://127.0.0.1:$api_port" \
-    --api-audiences="https://127.0.0.1:$api_port" \
+    "--tls-cert-file=$pki/apiserver.crt" \
+    "--tls-private-key-file=$pki/apiserver.key" \
+    "--client-ca-file=$pki/ca.crt" \
+    "--service-account-key-file=$pki/sa.pub" \
+    "--service-account-signing-key-file=$pki/sa.key" \
+    "--service-account-issuer=https://127.0.0.1:$api_port" \
+    "--api-audiences=https://127.0.0.1:$api_port" \
     --authorization-mode=Node,RBAC \
     --allow-privileged=true \
     --profiling=false \
-    --v=1 \
-    >"$dir/apiserver.log" 2>&1 &
-  local api_pid=$!
+    --v=1 >"$dir/apiserver.args"
+  echo "$KUBE_APISERVER" >"$dir/apiserver.bin"
+  local api_pid
+  api_pid=$(launch_apiserver "$dir")
 
   cat >"$dir/env" <<EOF
 ETCD_PID=$etcd_pid
@@ -142,23 +148,60 @@ contexts:
 current-context: e2e
 EOF
 
-  start=$SECONDS
-  local t0; t0=$(date +%s.%N)
-  until [[ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
-          --cert "$pki/admin.crt" --key "$pki/admin.key" \
-          "https://127.0.0.1:$api_port/readyz")" == 200 ]]; do
+  wait_apiserver "$dir" "$api_pid" || { kill "$api_pid" "$etcd_pid" 2>/dev/null; return 1; }
+  echo "$dir"
+}
+
+launch_apiserver() { # dir -> prints the pid
+  local dir="$1" bin
+  bin="$(cat "$dir/apiserver.bin")"
+  local args=()
+  mapfile -t args <"$dir/apiserver.args"
+  "$bin" "${args[@]}" >>"$dir/apiserver.log" 2>&1 &
+  echo $!
+}
+
+wait_apiserver() { # dir pid
+  local dir="$1" api_pid="$2" start=$SECONDS t0
+  # shellcheck disable=SC1091
+  source "$dir/env"
+  t0=$(date +%s.%N)
+  until [[ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KUBE_CA" \
+          --cert "$KUBE_ADMIN_CERT" --key "$KUBE_ADMIN_KEY" \
+          "$KUBE_APISERVER_URL/readyz")" == 200 ]]; do
     if ! kill -0 "$api_pid" 2>/dev/null; then
       echo "start.sh: kube-apiserver exited; see $dir/apiserver.log" >&2
-      tail -30 "$dir/apiserver.log" >&2; kill "$etcd_pid" 2>/dev/null; return 1
+      tail -30 "$dir/apiserver.log" >&2; return 1
     fi
     if (( SECONDS - start >= ${READY_TIMEOUT:-120} )); then
       echo "start.sh: kube-apiserver not ready after ${READY_TIMEOUT:-120}s; see $dir/apiserver.log" >&2
-      kill "$api_pid" "$etcd_pid" 2>/dev/null; return 1
+      return 1
     fi
     sleep 0.2
   done
-  echo "start.sh: kube-apiserver ready in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')s at https://127.0.0.1:$api_port" >&2
-  echo "$dir"
+  echo "start.sh: kube-apiserver ready in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')s at $KUBE_APISERVER_URL" >&2
+}
+
+stop_pid() { # pid: TERM, wait up to 5 s, then KILL
+  local pid="$1"
+  kill "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+apiserver_stop() {
+  local dir="${1:?usage: start.sh apiserver-stop DIR}"
+  # shellcheck disable=SC1091
+  source "$dir/env"
+  stop_pid "$APISERVER_PID"
+}
+
+apiserver_start() {
+  local dir="${1:?usage: start.sh apiserver-start DIR}"
+  local api_pid
+  api_pid=$(launch_apiserver "$dir")
+  sed -i "s/^APISERVER_PID=.*/APISERVER_PID=$api_pid/" "$dir/env"
+  wait_apiserver "$dir" "$api_pid" || { kill "$api_pid" 2>/dev/null; return 1; }
 }
 
 down() {
@@ -166,16 +209,14 @@ down() {
   [[ -f "$dir/env" ]] || { echo "start.sh: no $dir/env" >&2; return 1; }
   # shellcheck disable=SC1091
   source "$dir/env"
-  local pid
-  for pid in "$APISERVER_PID" "$ETCD_PID"; do
-    kill "$pid" 2>/dev/null || continue
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  done
+  stop_pid "$APISERVER_PID"
+  stop_pid "$ETCD_PID"
 }
 
 case "${1:-}" in
   up) shift; up "$@" ;;
   down) shift; down "$@" ;;
-  *) echo "usage: $0 up [DIR] | down DIR" >&2; exit 2 ;;
+  apiserver-stop) shift; apiserver_stop "$@" ;;
+  apiserver-start) shift; apiserver_start "$@" ;;
+  *) echo "usage: $0 up [DIR] | down DIR | apiserver-stop DIR | apiserver-start DIR" >&2; exit 2 ;;
 esac

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { EndpointSet } from '../endpoint.ts';
+import type { KubeApi } from './kube-api.ts';
+import { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import { FakeKubeApi } from './test-support/fake-kube-api.ts';
+import { apiFor, FAST, pod, podsPath, slicesPath, waitFor } from './test-support/fixtures.ts';
+
+describe('Kubernetes endpoint sources (fake API server)', () => {
+  let fake: FakeKubeApi;
+  let api: KubeApi;
+  let discovery: KubernetesDiscovery | undefined;
+  const events: string[] = [];
+
+  beforeEach(async () => {
+    fake = new FakeKubeApi();
+    api = apiFor(await fake.listen());
+    events.length = 0;
+  });
+
+  afterEach(async () => {
+    await discovery?.stop();
+    discovery = undefined;
+    await api.close();
+    await fake.close();
+  });
+
+  const observer = {
+    synced: (source: string, n: number) => events.push(`synced ${source} ${n}`),
+    failing: (source: string) => events.push(`failing ${source}`),
+    recovered: (source: string) => events.push(`recovered ${source}`),
+  };
+
+  it('pods in two namespaces: the first set waits for both lists, then every change emits a merged set', async () => {
+    fake.put(podsPath('a'), pod('a1', { ip: '10.0.0.1', namespace: 'a' }));
+    fake.failLists = { count: 2, status: 500 }; // the first source to list fails twice
+    discovery = KubernetesDiscovery.over(
+      api,
+      [
+        ['team-a', { kind: 'pods', namespace: 'a', labelSelector: 'app=engine', portName: 'http' }],
+        ['team-b', { kind: 'pods', namespace: 'b', labelSelector: 'app=engine', portName: 'http' }],
+      ],
+      FAST,
+      observer,
+    );
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => sets.length > 0, 'first set');
+    assert.equal(sets.length, 1, 'one first set, after both sources listed');
+    assert.ok(discovery.status().every((s) => s.synced));
+    assert.deepEqual(sets[0]?.endpoints.map((e) => e.id), ['a/a1']);
+    fake.put(podsPath('b'), pod('b1', { ip: '10.0.0.2', namespace: 'b' }));
+    await waitFor(() => sets.at(-1)?.endpoints.length === 2, 'b1 added');
+    assert.ok(sets.every((s, i) => i === 0 || s.version > (sets[i - 1]?.version ?? 0)), 'versions increase');
+    assert.deepEqual(events.filter((e) => e.startsWith('synced')).sort(), ['synced team-a 1', 'synced team-b 0']);
+  });
+
+  it('emits only when the endpoints change, not on every object update', async () => {
+    const path = podsPath('ns');
+    fake.put(path, pod('a'));
+    discovery = KubernetesDiscovery.over(api, [['default', { kind: 'pods', namespace: 'ns', labelSelector: 'app=engine', portName: 'http' }]], FAST);
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => fake.watchers > 0, 'watching');
+    const base = pod('a');
+    fake.put(path, { ...base, status: { ...base.status, startTime: '2026-01-01T00:00:00Z' } }); // irrelevant change
+    fake.put(path, pod('a', { ready: false }));
+    await waitFor(() => sets.at(-1)?.endpoints[0]?.ready === false, 'not ready');
+    assert.equal(sets.length, 2, 'the irrelevant update emitted nothing');
+  });
+
+  it('while the API is down: the last set stays, status and observer say so; back: re-listed and converged', async () => {
+    const path = podsPath('ns');
+    fake.put(path, pod('a', { ip: '10.0.0.1' }));
+    fake.put(path, pod('b', { ip: '10.0.0.2' }));
+    discovery = KubernetesDiscovery.over(api, [['default', { kind: 'pods', namespace: 'ns', labelSelector: 'app=engine', portName: 'http' }]], FAST, observer);
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => fake.watchers > 0, 'watching');
+    fake.goDown();
+    await waitFor(() => discovery?.status()[0]?.restarts.error === 3, 'three failed attempts');
+    const status = discovery.status()[0];
+    assert.equal(status?.healthy, false);
+    assert.equal(status?.endpoints, 2, 'last good set still reported');
+    assert.equal(sets.length, 1);
+    assert.deepEqual(events, ['synced default 2', 'failing default'], 'failing logged once, not per attempt');
+    fake.comeBack();
+    fake.delete(path, 'b');
+    await waitFor(() => sets.at(-1)?.endpoints.length === 1, 'converged');
+    assert.equal(discovery.status()[0]?.healthy, true);
+    assert.deepEqual(events, ['synced default 2', 'failing default', 'recovered default']);
+  });
+
+  it('endpointslices of a Service, selected by the kubernetes.io/service-name label', async () => {
+    const path = slicesPath('ns');
+    const slice = (name: string, service: string, address: string, ready: boolean) => ({
+      metadata: { name, namespace: 'ns', labels: { 'kubernetes.io/service-name': service } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [address], conditions: { ready }, targetRef: { kind: 'Pod', name: `pod-${address}`, namespace: 'ns' } }],
+      ports: [{ name: 'http', port: 8000 }],
+    });
+    fake.put(path, slice('vllm-1', 'vllm', '10.0.0.1', true));
+    fake.put(path, slice('other-1', 'other', '10.0.0.9', true));
+    discovery = KubernetesDiscovery.over(api, [['default', { kind: 'endpointslices', namespace: 'ns', service: 'vllm', portName: 'http' }]], FAST);
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => sets.length > 0, 'first set');
+    assert.deepEqual(sets[0]?.endpoints.map((e) => e.url), ['http://10.0.0.1:8000']);
+    fake.put(path, slice('vllm-1', 'vllm', '10.0.0.1', false));
+    await waitFor(() => sets.at(-1)?.endpoints[0]?.ready === false, 'not ready');
+    assert.equal(fake.requests[0]?.query['labelSelector'], 'kubernetes.io/service-name=vllm');
+  });
+});

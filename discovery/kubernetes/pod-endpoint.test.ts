@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { podEndpoint, type PodObject } from './pod-endpoint.ts';
+import { sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
+import { pod } from './test-support/fixtures.ts';
+
+const SETTINGS = { portName: 'http' };
+
+function endpointOf(p: PodObject, settings: { portName: string; port?: number } = SETTINGS) {
+  const mapped = podEndpoint('ns/p', p, settings);
+  assert.ok('endpoint' in mapped, `skipped: ${'skipped' in mapped ? mapped.skipped : ''}`);
+  return mapped.endpoint;
+}
+
+function skipReason(p: PodObject, settings: { portName: string; port?: number } = SETTINGS): string {
+  const mapped = podEndpoint('ns/p', p, settings);
+  assert.ok('skipped' in mapped);
+  return mapped.skipped;
+}
+
+describe('pod → endpoint', () => {
+  it('a Running, Ready pod with an IP and no deletionTimestamp takes requests', () => {
+    const e = endpointOf(pod('p', { ip: '10.1.2.3', port: 8000 }));
+    assert.deepEqual(
+      { id: e.id, url: e.url, ready: e.ready, draining: e.draining, models: e.models, labels: e.labels },
+      { id: 'ns/p', url: 'http://10.1.2.3:8000', ready: true, draining: false, models: undefined, labels: { app: 'engine' } },
+    );
+  });
+
+  it('not Ready, or not Running, is listed but not ready', () => {
+    assert.equal(endpointOf(pod('p', { ready: false })).ready, false);
+    assert.equal(endpointOf(pod('p', { phase: 'Pending' })).ready, false);
+  });
+
+  it('a pod being deleted drains (no new requests, in-flight ones finish)', () => {
+    const e = endpointOf(pod('p', { deleting: true }));
+    assert.equal(e.ready, false);
+    assert.equal(e.draining, true);
+  });
+
+  it('pods without an IP, or finished, give no endpoint', () => {
+    assert.match(skipReason(pod('p', { ip: '' })), /no pod IP/);
+    assert.match(skipReason(pod('p', { phase: 'Succeeded' })), /Succeeded/);
+    assert.match(skipReason(pod('p', { phase: 'Failed' })), /Failed/);
+  });
+
+  it('port: the switchyard.io/port annotation, then the named container port, then the default', () => {
+    assert.equal(endpointOf(pod('p', { port: 8000, annotations: { 'switchyard.io/port': '9000' } })).url, 'http://10.1.0.1:9000');
+    assert.equal(endpointOf(pod('p', { port: 8000 })).url, 'http://10.1.0.1:8000');
+    assert.equal(endpointOf(pod('p', { port: 8000, portName: 'metrics' }), { portName: 'http', port: 7000 }).url, 'http://10.1.0.1:7000');
+    assert.match(skipReason(pod('p', { portName: 'metrics' })), /no container port named http/);
+    assert.match(skipReason(pod('p', { annotations: { 'switchyard.io/port': 'eighty' } })), /bad switchyard.io\/port/);
+    assert.match(skipReason(pod('p', { annotations: { 'switchyard.io/port': '70000' } })), /bad/);
+  });
+
+  it('models: the switchyard.io/models annotation (comma-separated), else the switchyard.io/model label, else the probe', () => {
+    assert.deepEqual(endpointOf(pod('p', { annotations: { 'switchyard.io/models': ' llama-3 , qwen,llama-3,' } })).models, ['llama-3', 'qwen']);
+    assert.deepEqual(endpointOf(pod('p', { labels: { app: 'engine', 'switchyard.io/model': 'qwen' } })).models, ['qwen']);
+    assert.deepEqual(
+      endpointOf(pod('p', { labels: { 'switchyard.io/model': 'qwen' }, annotations: { 'switchyard.io/models': 'a,b' } })).models,
+      ['a', 'b'],
+      'annotation wins',
+    );
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/models': ' , ' } })).models, undefined);
+  });
+
+  it('capacity from the switchyard.io/capacity annotation; a bad value is ignored', () => {
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/capacity': '64' } })).capacity, 64);
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/capacity': '0' } })).capacity, undefined);
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/capacity': 'lots' } })).capacity, undefined);
+  });
+
+  it('IPv6 pod IPs are bracketed', () => {
+    assert.equal(endpointOf(pod('p', { ip: 'fd00::5' })).url, 'http://[fd00::5]:8000');
+  });
+});
+
+function slice(name: string, endpoints: NonNullable<EndpointSliceObject['endpoints']>, ports: EndpointSliceObject['ports'] = [{ name: 'http', port: 8000 }], addressType = 'IPv4'): EndpointSliceObject {
+  return { metadata: { name, namespace: 'ns' }, addressType, endpoints, ports };
+}
+
+const target = (name: string) => ({ kind: 'Pod', name, namespace: 'ns' });
+
+describe('EndpointSlices → endpoints', () => {
+  it('respects ready, serving and terminating', () => {
+    const { endpoints } = sliceEndpoints(
+      [
+        slice('s1', [
+          { addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, targetRef: target('ready') },
+          { addresses: ['10.0.0.2'], conditions: {}, targetRef: target('unset') },
+          { addresses: ['10.0.0.3'], conditions: { ready: false, serving: false, terminating: false }, targetRef: target('not-ready') },
+          { addresses: ['10.0.0.4'], conditions: { ready: false, serving: true, terminating: true }, targetRef: target('terminating') },
+          { addresses: ['10.0.0.5'], conditions: { ready: true, serving: false }, targetRef: target('publish-not-ready') },
+        ]),
+      ],
+      SETTINGS,
+    );
+    const byId = Object.fromEntries(endpoints.map((e) => [e.id, { ready: e.ready, draining: e.draining }]));
+    assert.deepEqual(byId, {
+      'ns/ready': { ready: true, draining: false },
+      'ns/unset': { ready: true, draining: false },
+      'ns/not-ready': { ready: false, draining: false },
+      'ns/terminating': { ready: false, draining: true },
+      'ns/publish-not-ready': { ready: false, draining: false },
+    });
+    assert.equal(endpoints[0]?.url, 'http://10.0.0.1:8000');
+    assert.equal(endpoints[0]?.models, undefined, 'models come from the probe');
+  });
+
+  it('port: the named one, else the only one, else the default; FQDN slices are skipped', () => {
+    const one = [{ addresses: ['10.0.0.1'], conditions: {}, targetRef: target('a') }];
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'metrics', port: 9 }, { name: 'http', port: 8001 }])], SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8001');
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: '', port: 8002 }])], SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8002');
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], { portName: 'http', port: 8003 }).endpoints[0]?.url, 'http://10.0.0.1:8003');
+    const none = sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], SETTINGS);
+    assert.equal(none.endpoints.length, 0);
+    assert.match(none.skipped[0]?.reason ?? '', /no port named http/);
+    assert.match(sliceEndpoints([slice('s', one, undefined, 'FQDN')], SETTINGS).skipped[0]?.reason ?? '', /FQDN/);
+  });
+
+  it('an endpoint in two slices at once is kept once, its ready copy preferred; ids without a pod use the address', () => {
+    const { endpoints } = sliceEndpoints(
+      [
+        slice('s1', [{ addresses: ['10.0.0.1'], conditions: { ready: false }, targetRef: target('a') }]),
+        slice('s2', [
+          { addresses: ['10.0.0.1'], conditions: { ready: true }, targetRef: target('a') },
+          { addresses: ['10.0.0.9'], conditions: {} },
+        ]),
+        slice('v6', [{ addresses: ['fd00::1'], conditions: {}, zone: 'z1', nodeName: 'n1' }], [{ name: 'http', port: 80 }], 'IPv6'),
+      ],
+      SETTINGS,
+    );
+    assert.deepEqual(endpoints.map((e) => [e.id, e.ready]), [['ns/a', true], ['ns/10.0.0.9', true], ['ns/fd00::1', true]]);
+    assert.equal(endpoints[2]?.url, 'http://[fd00::1]:80');
+    assert.deepEqual(endpoints[2]?.labels, { 'topology.kubernetes.io/zone': 'z1', 'kubernetes.io/hostname': 'n1' });
+  });
+});

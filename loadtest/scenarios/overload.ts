@@ -1,0 +1,213 @@
+/**
+ * The overload scenario (`npm run bench:overload`): three engines (max-seqs
+ * 4, 4 and 64) offered three times what they can serve, through one router,
+ * with shedding on and then off, from the same arrival schedule. Then the
+ * seed report's burst: 10,000 non-streaming requests at 2,000 concurrency.
+ * `/livez` is sampled from a separate process throughout.
+ *
+ *   npm run bench:overload -- [--duration-s 60] [--quick]
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { canPin, startSwitchyard, type Started } from '../bench/processes.ts';
+import { summarize } from '../bench/stats.ts';
+import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
+import { overloadMarkdown, overloadVerdict, type BurstResult, type OverloadRun } from './overload-report.ts';
+import { poissonSchedule } from './poisson.ts';
+import { runFacts } from './report.ts';
+import { streamChat, type ChatOutcome } from './sse-client.ts';
+
+const MODEL = 'overload-model';
+const MAX_WAITING = 5;
+/** Realistic engine timing: ~150 ms to first token, 25 ms per token, 32 tokens. */
+const FLEET: readonly EngineSpec[] = [
+  { name: 'small-1', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
+  { name: 'small-2', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
+  { name: 'large', maxSeqs: 64, ttftMs: 150, itlMs: 25, outputTokens: 32 },
+];
+const SAMPLER = fileURLToPath(new URL('./probe-sampler.ts', import.meta.url));
+
+interface Options {
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly burstRequests: number;
+  readonly burstConcurrency: number;
+  readonly out: string;
+}
+
+function options(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, out: { type: 'string' } },
+  });
+  const quick = values.quick === true;
+  return {
+    durationS: Number(values['duration-s'] ?? (quick ? 8 : 60)),
+    warmupS: quick ? 2 : 5,
+    burstRequests: quick ? 2_000 : 10_000,
+    burstConcurrency: quick ? 500 : 2_000,
+    out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
+  };
+}
+
+/** Starts the probe sampler as its own process; resolves with its latencies when it ends. */
+function sampleProbe(url: string, durationS: number): Promise<number[]> {
+  const child = spawn(process.execPath, [SAMPLER, '--url', url, '--every-ms', '50', '--duration-s', String(durationS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve((JSON.parse(text) as { latencies: number[] }).latencies) : reject(new Error(`probe sampler exited with ${String(code)}`)))),
+  );
+}
+
+async function startRouter(backends: readonly string[], shedding: boolean, pinned: boolean): Promise<Started> {
+  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250', '--admission-max-waiting', String(MAX_WAITING)];
+  // "Off" means the router forwards everything: no endpoint ever counts as saturated.
+  if (!shedding) args.push('--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1');
+  for (const url of backends) args.push('--backend', url);
+  const router = await startSwitchyard(args, 'switchyard listening', pinned ? 0 : undefined);
+  const base = `http://127.0.0.1:${router.ports['traffic'] as number}`;
+  for (let i = 0; i < 300; i++) {
+    const list = (await (await fetch(`${base}/v1/models`)).json()) as { data: unknown[] };
+    if (list.data.length > 0) return router;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('router never learned the models');
+}
+
+/** Plays `ratePerS` streaming arrivals for the run, sampling the engines every 100 ms. */
+async function play(name: string, ratePerS: number, opts: Options, shedding: boolean, pinned: boolean, withProbe: boolean): Promise<OverloadRun> {
+  const engines = await startFleet(MODEL, FLEET);
+  const router = await startRouter(engines.map((e) => e.url), shedding, pinned);
+  const lengthMs = (opts.warmupS + opts.durationS) * 1000;
+  const schedule = poissonSchedule({ ratePerS, lengthMs, sessionShare: 0, sessions: 1, seed: 42 });
+  const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: 4_096, pipelining: 1 });
+  const probe = withProbe ? sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, opts.warmupS + opts.durationS) : Promise.resolve([]);
+  const samples: { at: number; running: number[]; waiting: number[] }[] = [];
+  const start = performance.now();
+  const sampler = setInterval(() => {
+    samples.push({ at: performance.now() - start, running: engines.map((e) => e.scheduler.running), waiting: engines.map((e) => e.scheduler.waiting) });
+  }, 100);
+  const records: { sentAt: number; outcome: ChatOutcome }[] = [];
+  const inFlight: Promise<void>[] = [];
+  for (const arrival of schedule) {
+    const wait = start + arrival.atMs - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = performance.now();
+    inFlight.push(streamChat(pool, { model: MODEL, requestId: `${name}-${arrival.index}`, sessionKey: undefined, turn: 1 }).then((outcome) => void records.push({ sentAt: sentAt - start, outcome })));
+  }
+  await Promise.all(inFlight);
+  clearInterval(sampler);
+  const probeLatencies = await probe;
+  await pool.close();
+  await router.stop();
+  await closeFleet(engines);
+  const warm = opts.warmupS * 1000;
+  const measured = records.filter((r) => r.sentAt >= warm);
+  const served = measured.filter((r) => r.outcome.error === undefined);
+  const shed = measured.filter((r) => r.outcome.shed);
+  const windowSamples = samples.filter((s) => s.at >= warm && s.at < lengthMs);
+  return {
+    name,
+    shedding,
+    offeredPerS: ratePerS,
+    requests: measured.length,
+    served: served.length,
+    shed: shed.length,
+    routerErrors5xx: measured.filter((r) => r.outcome.status >= 500).length,
+    resets: measured.filter((r) => r.outcome.status === 0).length,
+    otherErrors: measured.filter((r) => r.outcome.error !== undefined && !r.outcome.shed && r.outcome.status !== 0 && r.outcome.status < 500).length,
+    servedPerS: served.length / opts.durationS,
+    ttftMs: summarize(served.map((r) => (r.outcome.firstDataAt ?? r.outcome.endedAt) - (r.sentAt + start))),
+    shedAnswerMs: summarize(shed.map((r) => r.outcome.endedAt - (r.sentAt + start))),
+    meanRunning: FLEET.map((_, i) => windowSamples.reduce((sum, s) => sum + (s.running[i] as number), 0) / Math.max(1, windowSamples.length)),
+    maxWaiting: FLEET.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
+    livezMs: withProbe ? summarize(probeLatencies.filter((ms) => ms >= 0)) : undefined,
+    livezFailures: probeLatencies.filter((ms) => ms < 0).length,
+  };
+}
+
+/** The seed report: N non-streaming requests, C at a time, through one router. */
+async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
+  const engines = await startFleet(MODEL, FLEET);
+  const router = await startRouter(engines.map((e) => e.url), true, pinned);
+  const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
+  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 8);
+  const statuses = new Map<string, number>();
+  let next = 0;
+  const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+  const started = performance.now();
+  const worker = async () => {
+    while (next < opts.burstRequests) {
+      next++;
+      let key: string;
+      try {
+        const response = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        await response.body.dump();
+        key = String(response.statusCode);
+      } catch (err) {
+        key = (err as NodeJS.ErrnoException).code ?? 'error';
+      }
+      statuses.set(key, (statuses.get(key) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.burstConcurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  const routerAlive = router.child.exitCode === null;
+  const livez = await probe;
+  await pool.close();
+  await router.stop();
+  await closeFleet(engines);
+  return {
+    requests: opts.burstRequests,
+    concurrency: opts.burstConcurrency,
+    seconds,
+    statuses: Object.fromEntries(statuses),
+    routerAlive,
+    livezMs: summarize(livez.filter((ms) => ms >= 0)),
+    livezFailures: livez.filter((ms) => ms < 0).length,
+  };
+}
+
+/** Entry point; returns the exit code (1 when the verdict fails). */
+export async function overload(argv: readonly string[]): Promise<number> {
+  const opts = options(argv);
+  const pinned = canPin();
+  const calibration = await startFleet(MODEL, FLEET);
+  const serviceMs = await measureServiceMs(calibration, MODEL);
+  await closeFleet(calibration);
+  const capacity = fleetCapacityPerS(FLEET, serviceMs);
+  console.error(`fleet capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
+  const unloaded = await play('unloaded', capacity * 0.2, { ...opts, durationS: Math.min(opts.durationS, 15) }, true, pinned, false);
+  console.error(`unloaded: TTFT p99 ${unloaded.ttftMs.p99.toFixed(1)} ms`);
+  const on = await play('shedding-on', capacity * 3, opts, true, pinned, true);
+  console.error(`shedding on: served ${on.servedPerS.toFixed(1)}/s, shed ${on.shed}, TTFT p99 ${on.ttftMs.p99.toFixed(0)} ms`);
+  const off = await play('shedding-off', capacity * 3, opts, false, pinned, true);
+  console.error(`shedding off: served ${off.servedPerS.toFixed(1)}/s, TTFT p99 ${off.ttftMs.p99.toFixed(0)} ms`);
+  const seed = await burst(opts, pinned);
+  console.error(`burst: ${JSON.stringify(seed.statuses)} in ${seed.seconds.toFixed(1)} s`);
+  const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
+  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, off, burst: seed };
+  const verdict = overloadVerdict(result);
+  const md = overloadMarkdown(result, verdict);
+  mkdirSync(opts.out, { recursive: true });
+  const stamp = facts.date.replace(/[:.]/g, '-');
+  writeFileSync(join(opts.out, `overload-${stamp}.json`), JSON.stringify({ ...result, verdict }, null, 2));
+  writeFileSync(join(opts.out, `overload-${stamp}.md`), md);
+  console.log(md);
+  return verdict.pass ? 0 : 1;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  overload(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}
