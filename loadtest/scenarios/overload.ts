@@ -22,7 +22,14 @@ import { runFacts } from './report.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 
 const MODEL = 'overload-model';
-const MAX_WAITING = 5;
+/**
+ * The verdict's run admits only into free batch slots (`maxWaiting` 0): with
+ * 4-slot engines that take a second per request, every queued request waits
+ * ~250 ms per request ahead of it, which alone breaks the 2× TTFT bar. The
+ * default (5) is run too, for contrast.
+ */
+const MAX_WAITING = 0;
+const DEFAULT_MAX_WAITING = 5;
 /** Realistic engine timing: ~150 ms to first token, 25 ms per token, 32 tokens. */
 const FLEET: readonly EngineSpec[] = [
   { name: 'small-1', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
@@ -37,20 +44,26 @@ interface Options {
   readonly burstRequests: number;
   readonly burstConcurrency: number;
   readonly out: string;
+  /** CI: short runs, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing). */
+  readonly smoke: boolean;
 }
 
 function options(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, out: { type: 'string' } },
+    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, out: { type: 'string' } },
   });
-  const quick = values.quick === true;
+  const quick = values.quick === true || values.smoke === true;
   return {
     durationS: Number(values['duration-s'] ?? (quick ? 8 : 60)),
-    warmupS: quick ? 2 : 5,
+    // Until an engine has been seen full the router does not know its capacity (vLLM does not export
+    // max-num-seqs), so the first scrape intervals overfill the small engines; their queues take
+    // a few seconds to drain. Configured capacity (load.capacity, a pod annotation) avoids that.
+    warmupS: 5,
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
     out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
+    smoke: values.smoke === true,
   };
 }
 
@@ -64,10 +77,11 @@ function sampleProbe(url: string, durationS: number): Promise<number[]> {
   );
 }
 
-async function startRouter(backends: readonly string[], shedding: boolean, pinned: boolean): Promise<Started> {
-  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250', '--admission-max-waiting', String(MAX_WAITING)];
+async function startRouter(backends: readonly string[], maxWaiting: number | 'off', pinned: boolean): Promise<Started> {
+  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250'];
+  if (maxWaiting !== 'off') args.push('--admission-max-waiting', String(maxWaiting));
   // "Off" means the router forwards everything: no endpoint ever counts as saturated.
-  if (!shedding) args.push('--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1');
+  else args.push('--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1');
   for (const url of backends) args.push('--backend', url);
   const router = await startSwitchyard(args, 'switchyard listening', pinned ? 0 : undefined);
   const base = `http://127.0.0.1:${router.ports['traffic'] as number}`;
@@ -80,9 +94,9 @@ async function startRouter(backends: readonly string[], shedding: boolean, pinne
 }
 
 /** Plays `ratePerS` streaming arrivals for the run, sampling the engines every 100 ms. */
-async function play(name: string, ratePerS: number, opts: Options, shedding: boolean, pinned: boolean, withProbe: boolean): Promise<OverloadRun> {
+async function play(name: string, ratePerS: number, opts: Options, maxWaiting: number | 'off', pinned: boolean, withProbe: boolean): Promise<OverloadRun> {
   const engines = await startFleet(MODEL, FLEET);
-  const router = await startRouter(engines.map((e) => e.url), shedding, pinned);
+  const router = await startRouter(engines.map((e) => e.url), maxWaiting, pinned);
   const lengthMs = (opts.warmupS + opts.durationS) * 1000;
   const schedule = poissonSchedule({ ratePerS, lengthMs, sessionShare: 0, sessions: 1, seed: 42 });
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: 4_096, pipelining: 1 });
@@ -113,7 +127,7 @@ async function play(name: string, ratePerS: number, opts: Options, shedding: boo
   const windowSamples = samples.filter((s) => s.at >= warm && s.at < lengthMs);
   return {
     name,
-    shedding,
+    maxWaitingSetting: maxWaiting,
     offeredPerS: ratePerS,
     requests: measured.length,
     served: served.length,
@@ -125,7 +139,7 @@ async function play(name: string, ratePerS: number, opts: Options, shedding: boo
     ttftMs: summarize(served.map((r) => (r.outcome.firstDataAt ?? r.outcome.endedAt) - (r.sentAt + start))),
     shedAnswerMs: summarize(shed.map((r) => r.outcome.endedAt - (r.sentAt + start))),
     meanRunning: FLEET.map((_, i) => windowSamples.reduce((sum, s) => sum + (s.running[i] as number), 0) / Math.max(1, windowSamples.length)),
-    maxWaiting: FLEET.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
+    peakWaiting: FLEET.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
     livezMs: withProbe ? summarize(probeLatencies.filter((ms) => ms >= 0)) : undefined,
     livezFailures: probeLatencies.filter((ms) => ms < 0).length,
   };
@@ -134,7 +148,7 @@ async function play(name: string, ratePerS: number, opts: Options, shedding: boo
 /** The seed report: N non-streaming requests, C at a time, through one router. */
 async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
   const engines = await startFleet(MODEL, FLEET);
-  const router = await startRouter(engines.map((e) => e.url), true, pinned);
+  const router = await startRouter(engines.map((e) => e.url), DEFAULT_MAX_WAITING, pinned);
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
   const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 8);
   const statuses = new Map<string, number>();
@@ -182,16 +196,18 @@ export async function overload(argv: readonly string[]): Promise<number> {
   await closeFleet(calibration);
   const capacity = fleetCapacityPerS(FLEET, serviceMs);
   console.error(`fleet capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
-  const unloaded = await play('unloaded', capacity * 0.2, { ...opts, durationS: Math.min(opts.durationS, 15) }, true, pinned, false);
+  const unloaded = await play('unloaded', capacity * 0.2, { ...opts, durationS: Math.min(opts.durationS, 15) }, MAX_WAITING, pinned, false);
   console.error(`unloaded: TTFT p99 ${unloaded.ttftMs.p99.toFixed(1)} ms`);
-  const on = await play('shedding-on', capacity * 3, opts, true, pinned, true);
+  const on = await play('shedding on, maxWaiting 0', capacity * 3, opts, MAX_WAITING, pinned, true);
   console.error(`shedding on: served ${on.servedPerS.toFixed(1)}/s, shed ${on.shed}, TTFT p99 ${on.ttftMs.p99.toFixed(0)} ms`);
-  const off = await play('shedding-off', capacity * 3, opts, false, pinned, true);
+  const onDefault = await play(`shedding on, maxWaiting ${DEFAULT_MAX_WAITING} (default)`, capacity * 3, opts, DEFAULT_MAX_WAITING, pinned, true);
+  console.error(`shedding on (default): served ${onDefault.servedPerS.toFixed(1)}/s, TTFT p99 ${onDefault.ttftMs.p99.toFixed(0)} ms`);
+  const off = await play('shedding off', capacity * 3, opts, 'off', pinned, true);
   console.error(`shedding off: served ${off.servedPerS.toFixed(1)}/s, TTFT p99 ${off.ttftMs.p99.toFixed(0)} ms`);
   const seed = await burst(opts, pinned);
   console.error(`burst: ${JSON.stringify(seed.statuses)} in ${seed.seconds.toFixed(1)} s`);
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
-  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, off, burst: seed };
+  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, onDefault, off, burst: seed };
   const verdict = overloadVerdict(result);
   const md = overloadMarkdown(result, verdict);
   mkdirSync(opts.out, { recursive: true });
@@ -199,7 +215,8 @@ export async function overload(argv: readonly string[]): Promise<number> {
   writeFileSync(join(opts.out, `overload-${stamp}.json`), JSON.stringify({ ...result, verdict }, null, 2));
   writeFileSync(join(opts.out, `overload-${stamp}.md`), md);
   console.log(md);
-  return verdict.pass ? 0 : 1;
+  const decisive = opts.smoke ? verdict.checks.filter((c) => c.correctness) : verdict.checks;
+  return decisive.every((c) => c.pass) ? 0 : 1;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

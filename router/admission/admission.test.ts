@@ -29,17 +29,29 @@ describe('admission decision', () => {
 
 describe('saturation', () => {
   const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
+  const load = (estimatedWaiting: number, extra: Partial<{ wouldQueue: boolean; kvCacheUsage: number; inFlight: number }> = {}) => ({
+    estimatedWaiting,
+    wouldQueue: estimatedWaiting > 0,
+    kvCacheUsage: 0.1,
+    inFlight: 0,
+    ...extra,
+  });
   it('uses estimated waiting and KV-cache usage, not in-flight alone', () => {
-    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0.1, inFlight: 500 }, thresholds), false);
-    assert.equal(isSaturated({ estimatedWaiting: 4, kvCacheUsage: 0.1, inFlight: 0 }, thresholds), true);
-    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0.9, inFlight: 0 }, thresholds), true);
-    assert.equal(isSaturated({ estimatedWaiting: 0, kvCacheUsage: 0, inFlight: 7 }, { ...thresholds, maxInFlightPerEndpoint: 7 }), true);
+    assert.equal(isSaturated(load(0, { inFlight: 500 }), thresholds), false);
+    assert.equal(isSaturated(load(3), thresholds), false, 'one more makes 4 waiting: within the budget');
+    assert.equal(isSaturated(load(4), thresholds), true, 'one more would make 5 waiting');
+    assert.equal(isSaturated(load(0, { kvCacheUsage: 0.9 }), thresholds), true);
+    assert.equal(isSaturated(load(0, { inFlight: 7 }), { ...thresholds, maxInFlightPerEndpoint: 7 }), true);
+  });
+  it('with maxWaiting 0, admits only into a free batch slot', () => {
+    const zero = { ...thresholds, maxWaiting: 0 };
+    assert.equal(isSaturated(load(0, { wouldQueue: false }), zero), false);
+    assert.equal(isSaturated(load(0, { wouldQueue: true }), zero), true);
   });
   it('turns low priority away at half the waiting budget', () => {
-    const load = { estimatedWaiting: 2, kvCacheUsage: 0, inFlight: 0 };
-    assert.equal(isSaturated(load, thresholds, 'low'), true);
-    assert.equal(isSaturated(load, thresholds, 'normal'), false);
-    assert.equal(isSaturated(load, thresholds, 'high'), false);
+    assert.equal(isSaturated(load(2), thresholds, 'low'), true);
+    assert.equal(isSaturated(load(2), thresholds, 'normal'), false);
+    assert.equal(isSaturated(load(2), thresholds, 'high'), false);
   });
 });
 

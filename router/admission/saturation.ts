@@ -19,19 +19,24 @@ export interface SaturationThresholds {
 /** The load an endpoint shows to the saturation test. */
 export interface SaturationInputs {
   readonly estimatedWaiting: number;
+  /** One more request would wait (no free batch slot). */
+  readonly wouldQueue: boolean;
   readonly kvCacheUsage: number;
   readonly inFlight: number;
 }
 
 /**
- * True when `endpoint` is saturated for a request of `priority`: low
+ * True when `endpoint` is saturated for a request of `priority`: when
+ * sending it one more request would make its estimated queue longer than
+ * `maxWaiting` (so `maxWaiting: 0` admits only into free batch slots). Low
  * priority sees only part of the waiting budget, so it is turned away
  * before normal and high-priority work is.
  */
 export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
-  const maxWaiting = Math.max(1, thresholds.maxWaiting * PRIORITY_LIMITS[priority].waiting);
+  const maxWaiting = thresholds.maxWaiting * PRIORITY_LIMITS[priority].waiting;
+  const waitingAfter = endpoint.estimatedWaiting + (endpoint.wouldQueue ? 1 : 0);
   return (
-    endpoint.estimatedWaiting >= maxWaiting ||
+    waitingAfter > maxWaiting ||
     endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||
     (thresholds.maxInFlightPerEndpoint > 0 && endpoint.inFlight >= thresholds.maxInFlightPerEndpoint)
   );

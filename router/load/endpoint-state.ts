@@ -5,7 +5,7 @@
  */
 import type { Endpoint } from '../../discovery/endpoint.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
-import { estimatedWaiting, loadScore, type LoadInputs } from './load-formulas.ts';
+import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
@@ -56,8 +56,15 @@ export class EndpointState {
   inFlight = 0;
   /** Last successful scrape, if any (kept while stale, for display). */
   scraped: ScrapedLoad | undefined;
-  /** Increments at every successful scrape; requests remember the epoch they were sent in. */
-  scrapeEpoch = 0;
+  /** Requests ever sent to this endpoint; a request's number is its token. */
+  sentTotal = 0;
+  /** Requests numbered below this were sent before the last applied scrape began, so it counted them. */
+  countedBefore = 0;
+  /** `sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
+  pendingMark = -1;
+  settledSincePendingMark = 0;
+  /** When the last few requests were sent (epoch ms), newest last; see LoadView.markScrapeStart. */
+  readonly recentSends: number[] = [];
   /** Requests sent since the last scrape that are still open. */
   sentSinceScrape = 0;
   /** Requests open at the last scrape that have finished since. */
@@ -122,6 +129,11 @@ export class EndpointState {
   /** See {@link estimatedWaiting}. */
   get estimatedWaiting(): number {
     return estimatedWaiting(this.#inputs());
+  }
+
+  /** See {@link wouldQueue}. */
+  get wouldQueue(): boolean {
+    return wouldQueue(this.#inputs());
   }
 
   /** See {@link loadScore}. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { estimatedWaiting, loadScore, type LoadInputs } from './load-formulas.ts';
+import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 
 const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined, ...over });
 
@@ -46,6 +46,16 @@ describe('estimated waiting', () => {
         assert.ok(loadScore(inputs, 256) >= 0);
       }),
     );
+  });
+});
+
+describe('would queue', () => {
+  it('is true only when a known or proven capacity is already filled', () => {
+    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 7 }, capacity: 8 })), false);
+    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 7 }, sentSinceScrape: 1, capacity: 8 })), true);
+    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 700 } })), false, 'no evidence without a capacity');
+    assert.equal(wouldQueue(input({ scraped: { waiting: 1, running: 3 } })), true, 'a queue proves the engine full');
+    assert.equal(wouldQueue(input({ scraped: { waiting: 1, running: 3 }, doneSinceScrape: 2 })), false, 'two finished since');
   });
 });
 

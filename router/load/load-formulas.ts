@@ -65,6 +65,15 @@ export function estimatedWaiting(input: LoadInputs): number {
 }
 
 /**
+ * True when one more request would have to wait: the capacity is known (or
+ * a queue proves it) and the engine's outstanding work already fills it.
+ */
+export function wouldQueue(input: LoadInputs): boolean {
+  const capacity = effectiveCapacity(input);
+  return capacity !== undefined && outstanding(input) >= capacity;
+}
+
+/**
  * Outstanding work over capacity (≥ 0; 1 means "exactly full"), where the
  * capacity is the known one or `defaultCapacity` when unknown, so every
  * endpoint's score is on the same scale.

@@ -79,6 +79,26 @@ describe('load view', () => {
     assert.equal(a.inFlight, 0);
   });
 
+  it('does not take a scrape to count requests sent while it was under way, or just before', () => {
+    const { clock, view, states } = fixture(1);
+    const a = states[0]!;
+    view.tick();
+    const early = view.begin(a);
+    clock.now += 100;
+    view.tick();
+    const justBefore = view.begin(a);
+    clock.now += 5;
+    view.markScrapeStart(a);
+    const during = view.begin(a);
+    view.recordScrape(a, gauges(0, 1));
+    assert.equal(a.sentSinceScrape, 2, 'requests sent during the scrape, or 5 ms before it, may not be in its numbers');
+    view.settle(a, justBefore);
+    view.settle(a, during);
+    assert.equal(a.sentSinceScrape, 0);
+    view.settle(a, early);
+    assert.equal(a.doneSinceScrape, 1, 'the early request was counted by the scrape and has finished');
+  });
+
   it('uses scraped load while fresh and falls back to in-flight counts once stale', () => {
     const { clock, view, states } = fixture(1);
     const a = states[0]!;

@@ -24,6 +24,10 @@ export interface LoadSettings {
 export type EjectionListener = (state: EndpointState, untilMs: number) => void;
 
 const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
+/** Requests sent this shortly before a scrape began are taken as not counted by it (ms). */
+const SEND_GUARD_MS = 25;
+/** Send times remembered per endpoint for that guard. */
+const RECENT_SENDS = 32;
 
 /** Owns the {@link EndpointState}s and indexes them by model. */
 export class LoadView {
@@ -124,23 +128,28 @@ export class LoadView {
   }
 
   /**
-   * A request was sent to `state`. Returns the scrape epoch to hand back to
+   * A request was sent to `state`. Returns its token to hand back to
    * {@link settle}; pair every begin with exactly one settle.
    */
   begin(state: EndpointState): number {
     state.inFlight++;
     state.sentSinceScrape++;
-    return state.scrapeEpoch;
+    const sends = state.recentSends;
+    if (sends.length === RECENT_SENDS) sends.shift();
+    sends.push(this.#clock.now);
+    return state.sentTotal++;
   }
 
   /**
    * A request to `state` ended. `failure` is set when the engine failed it
    * (never for a client that went away or a request the router refused).
    */
-  settle(state: EndpointState, epoch: number, failure?: UpstreamFailureKind): void {
+  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void {
     state.inFlight = Math.max(0, state.inFlight - 1);
-    if (epoch === state.scrapeEpoch) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
+    // Sent after the last scrape began: it was not in that scrape's numbers.
+    if (token >= state.countedBefore) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
     else state.doneSinceScrape++;
+    if (state.pendingMark >= 0 && token >= state.pendingMark) state.settledSincePendingMark++;
     state.recordCompletion(this.#readClock());
     state.recordOutcome(failure !== undefined);
     if (failure === undefined) {
@@ -164,9 +173,24 @@ export class LoadView {
   }
 
   /**
+   * A scrape of `state`'s engine is about to be sent. Requests sent from now
+   * on may or may not reach the engine before it answers, so the scrape will
+   * be taken not to count them (over-counting load is the safe error).
+   */
+  markScrapeStart(state: EndpointState): void {
+    // A request sent just before the scrape may still be on its way to the engine when the
+    // engine answers the scrape (they travel on different connections): treat it as uncounted.
+    const now = this.#readClock();
+    let recent = 0;
+    for (let i = state.recentSends.length - 1; i >= 0 && now - (state.recentSends[i] as number) <= SEND_GUARD_MS; i--) recent++;
+    state.pendingMark = state.sentTotal - recent;
+    state.settledSincePendingMark = 0;
+  }
+
+  /**
    * Records a successful scrape of `state`'s engine: gauges summed over the
-   * models it serves, KV-cache usage as the highest. Requests sent before it
-   * are now counted by the engine itself.
+   * models it serves, KV-cache usage as the highest. Requests sent before the
+   * scrape began are now counted by the engine itself.
    */
   recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void {
     let waiting = 0;
@@ -178,9 +202,11 @@ export class LoadView {
       if (gauges.kvCacheUsage !== undefined) kv = Math.max(kv ?? 0, gauges.kvCacheUsage);
     }
     state.scraped = { waiting, running, kvCacheUsage: kv, models, at: this.#readClock() };
-    state.scrapeEpoch++;
-    state.sentSinceScrape = 0;
+    const mark = state.pendingMark >= 0 ? state.pendingMark : state.sentTotal;
+    state.countedBefore = mark;
+    state.sentSinceScrape = Math.min(state.inFlight, Math.max(0, state.sentTotal - mark - state.settledSincePendingMark));
     state.doneSinceScrape = 0;
+    state.pendingMark = -1;
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
   }

@@ -15,6 +15,7 @@ export type MetricsFetcher = (baseUrl: string) => Promise<string>;
 /** What the scraper needs from the load view. */
 export interface ScrapedView {
   all(): Iterable<EndpointState>;
+  markScrapeStart(state: EndpointState): void;
   recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void;
 }
 
@@ -95,6 +96,7 @@ export class Scraper {
   async #scrape(state: EndpointState): Promise<void> {
     const started = performance.now();
     let error: string | undefined;
+    this.#view.markScrapeStart(state);
     try {
       const result = scanVllmMetrics(await this.#fetch(state.endpoint.url));
       if (result.ok) this.#view.recordScrape(state, result.models);
