@@ -20,7 +20,8 @@ const USAGE = `Usage: node loadtest/scenarios/routing-quality.ts [options]
 
   --duration-s N       measured seconds per policy (default 20)
   --warmup-s N         unmeasured seconds before that, so the router learns capacities (default 5)
-  --quick              CI smoke: --duration-s 3 --warmup-s 2
+  --quick              short run: --duration-s 3 --warmup-s 2
+  --smoke              --quick, and the exit code reflects failed requests only (for CI)
   --load F             offered rate as a share of measured fleet capacity (default 0.85)
   --rate N             offered rate in requests/s (overrides --load)
   --sessions N         distinct conversations (default 40)
@@ -47,6 +48,8 @@ interface Options {
   policies: string[];
   routerArgs: string[];
   out: string;
+  /** Exit code from failed requests only. */
+  smoke: boolean;
 }
 
 function parse(argv: readonly string[]): Options | undefined {
@@ -61,13 +64,15 @@ function parse(argv: readonly string[]): Options | undefined {
     policies: ['round-robin', 'least-load', 'session'],
     routerArgs: [],
     out: fileURLToPath(new URL('../results', import.meta.url)),
+    smoke: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     if (flag === '--help' || flag === '-h') return undefined;
-    if (flag === '--quick') {
+    if (flag === '--quick' || flag === '--smoke') {
       options.durationS = 3;
       options.warmupS = 2;
+      if (flag === '--smoke') options.smoke = true;
       continue;
     }
     const value = argv[++i];
@@ -151,6 +156,8 @@ export async function routingQuality(argv: readonly string[]): Promise<number> {
   writeFileSync(join(options.out, `routing-quality-${stamp}.json`), JSON.stringify({ facts, options, scenario, results, verdict: outcome }, null, 2));
   writeFileSync(join(options.out, `routing-quality-${stamp}.md`), `${report}\n`);
   console.log(report);
+  // CI smoke: only failed requests decide; which policy wins in a 3 s window on a shared machine proves nothing.
+  if (options.smoke) return results.every((r) => r.errors === 0) ? 0 : 1;
   return outcome.pass ? 0 : 1;
 }
 
