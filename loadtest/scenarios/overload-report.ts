@@ -44,6 +44,15 @@ export interface BurstResult {
   readonly livezFailures: number;
 }
 
+/** New connections arriving within one second. */
+export interface ConnectionBurstResult {
+  readonly connections: number;
+  readonly statuses: Record<string, number>;
+  readonly routerAlive: boolean;
+  readonly livezMs: LatencySummary;
+  readonly livezFailures: number;
+}
+
 /** Everything the scenario measured. */
 export interface OverloadResult {
   readonly facts: RunFacts;
@@ -58,6 +67,7 @@ export interface OverloadResult {
   readonly onDefault: OverloadRun;
   readonly off: OverloadRun;
   readonly burst: BurstResult;
+  readonly connections: ConnectionBurstResult;
 }
 
 /** One checked bar. */
@@ -93,6 +103,13 @@ export function overloadVerdict(r: OverloadResult): { pass: boolean; checks: Che
       correctness: true,
     },
     { bar: '/livez p99 < 100 ms during the burst', measured: `p50 ${f(r.burst.livezMs.p50, 2)} / p99 ${f(r.burst.livezMs.p99, 2)} ms, ${r.burst.livezFailures} failed`, pass: r.burst.livezMs.p99 < 100 && r.burst.livezFailures === 0 },
+    {
+      bar: `${r.connections.connections} new connections in 1 s: every request 200 or 429, router alive`,
+      measured: `${JSON.stringify(r.connections.statuses)}, alive: ${String(r.connections.routerAlive)}`,
+      pass: r.connections.routerAlive && Object.keys(r.connections.statuses).every((k) => k === '200' || k === '429'),
+      correctness: true,
+    },
+    { bar: `/livez p99 < 100 ms during the ${r.connections.connections}-connection burst`, measured: `p50 ${f(r.connections.livezMs.p50, 2)} / p99 ${f(r.connections.livezMs.p99, 2)} / max ${f(r.connections.livezMs.max, 2)} ms, ${r.connections.livezFailures} failed`, pass: r.connections.livezMs.p99 < 100 && r.connections.livezFailures === 0 },
   ];
   return { pass: checks.every((c) => c.pass), checks };
 }
@@ -116,6 +133,8 @@ export function overloadMarkdown(r: OverloadResult, verdict: { pass: boolean; ch
     runRow(r.off),
     '',
     `Burst: ${r.burst.requests} non-streaming requests at ${r.burst.concurrency} concurrent in ${f(r.burst.seconds)} s: ${JSON.stringify(r.burst.statuses)}; /livez p99 ${f(r.burst.livezMs.p99, 2)} ms.`,
+    '',
+    `Connection burst: ${r.connections.connections} new connections within 1 s, one request each: ${JSON.stringify(r.connections.statuses)}; /livez p99 ${f(r.connections.livezMs.p99, 2)} ms.`,
     '',
     `| bar (run "${r.on.name}") | measured | |`,
     '|---|---|---|',

@@ -8,6 +8,7 @@
  *   npm run bench:overload -- [--duration-s 60] [--quick]
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ import { Pool } from 'undici';
 import { canPin, startSwitchyard, type Started } from '../bench/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
-import { overloadMarkdown, overloadVerdict, type BurstResult, type OverloadRun } from './overload-report.ts';
+import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { runFacts } from './report.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
@@ -187,6 +188,47 @@ async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
   };
 }
 
+/** Sends one request on a new connection (Connection: close); resolves with its status or the socket error. */
+function oneShot(port: number, body: string): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`),
+    );
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    socket.on('close', () => resolve(text.slice(9, 12) || 'closed without an answer'));
+  });
+}
+
+/** 3,000 new connections within one second, each with one request, while /livez is sampled from another process. */
+async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> {
+  const engines = await startFleet(MODEL, FLEET);
+  const router = await startRouter(engines.map((e) => e.url), DEFAULT_MAX_WAITING, pinned);
+  const port = router.ports['traffic'] as number;
+  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 4);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+  const outcomes: Promise<string>[] = [];
+  const started = performance.now();
+  for (let i = 0; i < CONNECTION_BURST; i++) {
+    // Spread the opens evenly over one second.
+    const due = started + (i * 1000) / CONNECTION_BURST - performance.now();
+    if (due > 1) await new Promise((resolve) => setTimeout(resolve, due));
+    outcomes.push(oneShot(port, body));
+  }
+  const statuses: Record<string, number> = {};
+  for (const outcome of await Promise.all(outcomes)) statuses[outcome] = (statuses[outcome] ?? 0) + 1;
+  const livez = await probe;
+  const routerAlive = router.child.exitCode === null;
+  await router.stop();
+  await closeFleet(engines);
+  return { connections: CONNECTION_BURST, statuses, routerAlive, livezMs: summarize(livez.filter((ms) => ms >= 0)), livezFailures: livez.filter((ms) => ms < 0).length };
+}
+
+const CONNECTION_BURST = 3_000;
+
 /** Entry point; returns the exit code (1 when the verdict fails). */
 export async function overload(argv: readonly string[]): Promise<number> {
   const opts = options(argv);
@@ -206,8 +248,10 @@ export async function overload(argv: readonly string[]): Promise<number> {
   console.error(`shedding off: served ${off.servedPerS.toFixed(1)}/s, TTFT p99 ${off.ttftMs.p99.toFixed(0)} ms`);
   const seed = await burst(opts, pinned);
   console.error(`burst: ${JSON.stringify(seed.statuses)} in ${seed.seconds.toFixed(1)} s`);
+  const connections = await connectionBurst(pinned);
+  console.error(`connection burst: ${JSON.stringify(connections.statuses)}, /livez p99 ${connections.livezMs.p99.toFixed(1)} ms`);
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
-  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, onDefault, off, burst: seed };
+  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, onDefault, off, burst: seed, connections };
   const verdict = overloadVerdict(result);
   const md = overloadMarkdown(result, verdict);
   mkdirSync(opts.out, { recursive: true });

@@ -12,7 +12,7 @@ import { z } from 'zod';
 const hostPort = z
   .string()
   .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 0.0.0.0:8080')
-  .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'port must be 0-65535');
+  .refine((value) => !/:\d+$/.test(value) || Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'port must be 0-65535');
 
 const backendUrl = z
   .url({ protocol: /^https?$/ })
