@@ -178,6 +178,7 @@ export class Router {
       priorityHeader: config.admission.priorityHeader,
       forward: (request) => forwarder.forward(request),
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
+      observeShed: (seconds) => this.metrics.observeShedDuration(seconds),
       inFlight: {
         increment: () => this.#inFlight++,
         decrement: () => {

@@ -81,6 +81,7 @@ export class RouterMetrics {
   readonly #shed: Counter<'reason' | 'priority'>;
   readonly #queued: Counter<'priority'>;
   readonly #queueWait: Histogram;
+  readonly #shedDuration: Histogram;
   readonly #requestChildren = new Map<string, { inc(): void }>();
   readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
 
@@ -159,6 +160,12 @@ export class RouterMetrics {
       name: 'switchyard_queue_wait_seconds',
       help: 'Time requests spent in the router queue, whatever the outcome.',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#shedDuration = new Histogram({
+      name: 'switchyard_shed_duration_seconds',
+      help: 'Time from request arrival to a complete 429 answer, inside the router: what shedding costs.',
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1],
       registers,
     });
     const scalarGauges: [string, string, () => number][] = [
@@ -254,6 +261,11 @@ export class RouterMetrics {
   /** Counts a request that entered the router queue. */
   countQueued(priority: string): void {
     this.#queued.labels(priority).inc();
+  }
+
+  /** Records how long the router took to answer a shed request. */
+  observeShedDuration(seconds: number): void {
+    this.#shedDuration.observe(seconds);
   }
 
   /** Records how long a request waited in the router queue. */

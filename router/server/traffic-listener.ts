@@ -32,6 +32,8 @@ export interface TrafficListenerDeps {
   readonly priorityHeader: string;
   readonly forward: (request: ForwardRequest) => void;
   readonly countRequest: (route: string, model: string, status: number) => void;
+  /** Records how long the router took to answer a request it shed (seconds). */
+  readonly observeShed: (seconds: number) => void;
   /** Router-wide in-flight accounting. */
   readonly inFlight: { increment(): void; decrement(): void };
   /** True once the router stopped accepting: responses then close their connection. */
@@ -71,6 +73,7 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
     req.resume();
     sendError(res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close']);
     deps.countRequest(route.path, 'unknown', pressure.status);
+    deps.observeShed((performance.now() - arrivedAt) / 1000);
     return;
   }
   deps.inFlight.increment();
@@ -130,6 +133,7 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
     if (error.code === 'SWITCHYARD_BODY_TOO_LARGE') res.shouldKeepAlive = false; // the rest of the body stays unread
     sendError(res, error, [deps.requestIdHeader, requestId]);
     deps.countRequest(route.path, modelLabel, error.status);
+    if (error.status === 429) deps.observeShed((performance.now() - arrivedAt) / 1000);
   }
 }
 
