@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
@@ -32,6 +33,33 @@ export function cpuTimeMs(pid: number | undefined): number | undefined {
 /** USER_HZ: 100 on Linux for every mainstream architecture. */
 const CLOCK_TICKS_PER_S = 100;
 
+/**
+ * Gives a measured process normal CPU priority even when this (load
+ * generating) process was deprioritised with {@link deprioritiseSelf}:
+ * children inherit their parent's niceness.
+ */
+export function atNormalPriority(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    setPriority(pid, 0);
+  } catch {
+    // raising priority needs privileges; without them the run is just less fair to the router
+  }
+}
+
+/**
+ * Lowers this process's CPU priority. On a two-core machine the load
+ * generator (standing in for clients on other machines) must not starve the
+ * router or the probe that measures it.
+ */
+export function deprioritiseSelf(): void {
+  try {
+    setPriority(10);
+  } catch {
+    // not permitted: measure anyway
+  }
+}
+
 /** True when `taskset` can pin processes here. */
 export function canPin(): boolean {
   return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
@@ -45,6 +73,7 @@ export function startSwitchyard(args: string[], marker: string, core?: number): 
   const command = core === undefined ? process.execPath : 'taskset';
   const argv = core === undefined ? [BIN, ...args] : ['-c', String(core), process.execPath, BIN, ...args];
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  atNormalPriority(child.pid);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let buffered = '';

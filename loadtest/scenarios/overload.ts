@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { canPin, startSwitchyard, type Started } from '../bench/processes.ts';
+import { atNormalPriority, canPin, deprioritiseSelf, startSwitchyard, type Started } from '../bench/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
@@ -71,6 +71,7 @@ function options(argv: readonly string[]): Options {
 /** Starts the probe sampler as its own process; resolves with its latencies when it ends. */
 function sampleProbe(url: string, durationS: number): Promise<number[]> {
   const child = spawn(process.execPath, [SAMPLER, '--url', url, '--every-ms', '50', '--duration-s', String(durationS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  atNormalPriority(child.pid);
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   return new Promise((resolve, reject) =>
@@ -151,7 +152,7 @@ async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
   const engines = await startFleet(MODEL, FLEET);
   const router = await startRouter(engines.map((e) => e.url), DEFAULT_MAX_WAITING, pinned);
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
-  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 8);
+  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 15);
   const statuses = new Map<string, number>();
   let next = 0;
   const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
@@ -233,6 +234,8 @@ const CONNECTION_BURST = 3_000;
 export async function overload(argv: readonly string[]): Promise<number> {
   const opts = options(argv);
   const pinned = canPin();
+  // This process is the clients (and the engines); the router and the /livez probe run at normal priority.
+  deprioritiseSelf();
   const calibration = await startFleet(MODEL, FLEET);
   const serviceMs = await measureServiceMs(calibration, MODEL);
   await closeFleet(calibration);
