@@ -99,6 +99,7 @@ export class EndpointState {
     }
     if (this.endpoint?.id !== endpoint.id) this.idHash = hashString(endpoint.id);
     this.endpoint = endpoint;
+    this.#version++;
   }
 
   get id(): string {
@@ -128,17 +129,17 @@ export class EndpointState {
 
   /** See {@link estimatedWaiting}. */
   get estimatedWaiting(): number {
-    return estimatedWaiting(this.#inputs());
+    return this.#derived().estimatedWaiting;
   }
 
   /** See {@link wouldQueue}. */
   get wouldQueue(): boolean {
-    return wouldQueue(this.#inputs());
+    return this.#derived().wouldQueue;
   }
 
   /** See {@link loadScore}. */
   get loadScore(): number {
-    return loadScore(this.#inputs(), this.#view.defaultCapacity);
+    return this.#derived().loadScore;
   }
 
   /** KV-cache usage 0-1 from a fresh scrape; 0 when unknown or stale. */
@@ -146,15 +147,38 @@ export class EndpointState {
     return this.stale ? 0 : (this.scraped?.kvCacheUsage ?? 0);
   }
 
-  /** Refills one reused inputs object: these getters run for every candidate of every request. */
-  #inputs(): LoadInputs {
+  /**
+   * The load view calls this after every change to the counts or the
+   * scrape, so derived values are recomputed.
+   */
+  touch(): void {
+    this.#version++;
+  }
+
+  #version = 0;
+  #memoVersion = -1;
+  #memoNow = Number.NaN;
+  readonly #memo = { estimatedWaiting: 0, wouldQueue: false, loadScore: 0 };
+
+  /**
+   * The derived load values, computed once per clock tick and change: a
+   * routing decision reads them for every candidate, several times.
+   */
+  #derived(): { estimatedWaiting: number; wouldQueue: boolean; loadScore: number } {
+    const memo = this.#memo;
+    if (this.#memoVersion === this.#version && this.#memoNow === this.#view.now) return memo;
     const inputs = this.#scratch;
     inputs.scraped = this.stale ? undefined : this.scraped;
     inputs.sentSinceScrape = this.sentSinceScrape;
     inputs.doneSinceScrape = this.doneSinceScrape;
     inputs.inFlight = this.inFlight;
     inputs.capacity = this.capacity;
-    return inputs;
+    memo.estimatedWaiting = estimatedWaiting(inputs);
+    memo.wouldQueue = wouldQueue(inputs);
+    memo.loadScore = loadScore(inputs, this.#view.defaultCapacity);
+    this.#memoVersion = this.#version;
+    this.#memoNow = this.#view.now;
+    return memo;
   }
 
   /**

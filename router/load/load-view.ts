@@ -137,6 +137,7 @@ export class LoadView {
     const sends = state.recentSends;
     if (sends.length === RECENT_SENDS) sends.shift();
     sends.push(this.#clock.now);
+    state.touch();
     return state.sentTotal++;
   }
 
@@ -150,6 +151,7 @@ export class LoadView {
     if (token >= state.countedBefore) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
     else state.doneSinceScrape++;
     if (state.pendingMark >= 0 && token >= state.pendingMark) state.settledSincePendingMark++;
+    state.touch();
     state.recordCompletion(this.#readClock());
     state.recordOutcome(failure !== undefined);
     if (failure === undefined) {
@@ -207,6 +209,7 @@ export class LoadView {
     state.sentSinceScrape = Math.min(state.inFlight, Math.max(0, state.sentTotal - mark - state.settledSincePendingMark));
     state.doneSinceScrape = 0;
     state.pendingMark = -1;
+    state.touch();
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
   }
