@@ -32,6 +32,7 @@ import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';
 import type { AuthorizationRule } from './proxy/headers.ts';
 import { createAdminApp } from './server/admin-app.ts';
+import { AdminPort } from './server/admin-port.ts';
 import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
@@ -67,7 +68,7 @@ export class Router {
   readonly #upstream: Agent;
   readonly #probeAgent: Agent;
   readonly #traffic: Server;
-  readonly #admin: Server;
+  readonly #admin: AdminPort;
   readonly #lag = new EventLoopLagMonitor();
   readonly #shedLog: ShedLog;
   #inFlight = 0;
@@ -212,7 +213,12 @@ export class Router {
           scrapeFailure: (state) => this.#scraper.failure(state),
         }),
     });
-    this.#admin = createHttpServer(config.server, nodeListener(admin.fetch), onServerError);
+    this.#admin = new AdminPort({
+      address: config.adminListen,
+      livenessStallMs: config.lifecycle.livenessStallMs,
+      fetch: admin.fetch,
+      readiness: readinessState,
+    });
   }
 
   /** Requests open on the traffic port right now. */
@@ -225,13 +231,14 @@ export class Router {
     this.#probe.start((set) => {
       const before = new Set([...this.view.all()].map((s) => s.id));
       this.view.update(set);
+      this.#admin.publish();
       for (const state of this.view.all()) before.delete(state.id);
       for (const gone of before) this.metrics.forgetBackend(gone);
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
     this.#lag.start();
-    const admin = await listen(this.#admin, this.config.adminListen, 511);
+    const admin = await this.#admin.start();
     const traffic = await listen(this.#traffic, this.config.listen, this.config.server.listenBacklog);
     this.logger.info({ traffic, admin }, 'switchyard listening');
     return { traffic, admin };
@@ -239,10 +246,12 @@ export class Router {
 
   /** SIGTERM behaviour: drain, then release everything. Resolves when the process may exit 0. */
   async drainAndClose(): Promise<void> {
-    await this.lifecycle.drain(
+    const drained = this.lifecycle.drain(
       { traffic: this.#traffic, inFlight: () => this.#inFlight, logger: this.logger },
       this.config.lifecycle,
     );
+    this.#admin.publish(); // readiness fails at once, not at the next heartbeat
+    await drained;
     await this.close();
   }
 
@@ -250,8 +259,7 @@ export class Router {
   async close(): Promise<void> {
     this.#traffic.close();
     this.#traffic.closeAllConnections();
-    this.#admin.close();
-    this.#admin.closeAllConnections();
+    await this.#admin.stop();
     this.#scraper.stop();
     this.#lag.stop();
     this.#shedLog.stop();

@@ -72,6 +72,9 @@ const lifecycle = z
       .min(0)
       .default(15_000)
       .describe('After the pre-stop delay, max time to let in-flight requests finish before exit (ms).'),
+    livenessStallMs: positiveMs
+      .default(10_000)
+      .describe('/livez fails once the main event loop has not run for this long (ms); probes are answered from a separate thread, so load never delays them.'),
   })
   .prefault({})
   .describe('Shutdown behaviour.');

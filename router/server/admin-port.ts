@@ -1,0 +1,85 @@
+/**
+ * The admin port, served from a worker thread (see probe-worker.ts) so that
+ * probes never wait behind inference traffic on the main event loop. The
+ * main thread beats a heartbeat, publishes readiness, and answers the other
+ * admin paths (metrics, debug) through the Hono admin app.
+ */
+import { Worker } from 'node:worker_threads';
+import { PROBE_STATE, PROBE_STATE_SLOTS, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
+import type { ReadinessState } from './health.ts';
+
+/** How often the main thread beats (ms). */
+const HEARTBEAT_MS = 100;
+
+/** Options of {@link AdminPort}. */
+export interface AdminPortOptions {
+  /** HOST:PORT. */
+  readonly address: string;
+  /** `/livez` fails once the main event loop has not run for this long (ms). */
+  readonly livenessStallMs: number;
+  /** Answers a non-probe admin request (the Hono admin app's fetch). */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+  readonly readiness: () => ReadinessState;
+}
+
+export class AdminPort {
+  readonly #options: AdminPortOptions;
+  readonly #state = new BigInt64Array(new SharedArrayBuffer(PROBE_STATE_SLOTS * 8));
+  #worker: Worker | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: AdminPortOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the worker; resolves with the bound port. */
+  async start(): Promise<number> {
+    const colon = this.#options.address.lastIndexOf(':');
+    const data: ProbeWorkerData = {
+      host: this.#options.address.slice(0, colon).replace(/^\[|\]$/g, ''),
+      port: Number(this.#options.address.slice(colon + 1)),
+      state: this.#state.buffer as SharedArrayBuffer,
+      livenessStallMs: this.#options.livenessStallMs,
+    };
+    this.publish();
+    this.#timer = setInterval(() => this.publish(), HEARTBEAT_MS);
+    this.#timer.unref();
+    const worker = new Worker(new URL('./probe-worker.ts', import.meta.url), { workerData: data });
+    this.#worker = worker;
+    worker.unref();
+    return new Promise((resolve, reject) => {
+      worker.on('message', (message: AdminRequestMessage | { listening: number } | { error: string }) => {
+        if ('listening' in message) resolve(message.listening);
+        else if ('error' in message) reject(new Error(`admin port: ${message.error}`));
+        else void this.#answer(worker, message);
+      });
+      worker.once('error', reject);
+    });
+  }
+
+  /** Beats the heartbeat and publishes readiness; call at once when readiness changes. */
+  publish(): void {
+    const ready = this.#options.readiness();
+    Atomics.store(this.#state, PROBE_STATE.heartbeat, BigInt(Date.now()));
+    Atomics.store(this.#state, PROBE_STATE.synced, ready.discoverySynced ? 1n : 0n);
+    Atomics.store(this.#state, PROBE_STATE.draining, ready.draining ? 1n : 0n);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#worker?.terminate();
+  }
+
+  async #answer(worker: Worker, message: AdminRequestMessage): Promise<void> {
+    let reply: AdminResponseMessage;
+    try {
+      const response = await this.#options.fetch(new Request(`http://admin${message.url}`, { method: message.method }));
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => (headers[name] = value));
+      reply = { id: message.id, status: response.status, headers, body: await response.arrayBuffer() };
+    } catch {
+      reply = { id: message.id, status: 500, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"error":{"message":"admin request failed","type":"internal_error","param":null,"code":"SWITCHYARD_INTERNAL"}}').buffer as ArrayBuffer };
+    }
+    worker.postMessage(reply, [reply.body]);
+  }
+}

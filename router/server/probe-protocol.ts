@@ -1,0 +1,42 @@
+/**
+ * What the main thread and the admin-port worker share: the slots of the
+ * shared state array, and the messages that carry non-probe admin requests.
+ */
+
+/** Slots of the shared BigInt64Array. */
+export const PROBE_STATE = {
+  /** Epoch ms of the main thread's last heartbeat. */
+  heartbeat: 0,
+  /** 1 once discovery produced its first endpoint set. */
+  synced: 1,
+  /** 1 once draining began. */
+  draining: 2,
+} as const;
+
+/** Slots in the shared array. */
+export const PROBE_STATE_SLOTS = 3;
+
+/** Startup data of the worker. */
+export interface ProbeWorkerData {
+  readonly host: string;
+  readonly port: number;
+  /** SharedArrayBuffer behind a BigInt64Array of {@link PROBE_STATE_SLOTS} slots. */
+  readonly state: SharedArrayBuffer;
+  /** `/livez` fails once the main thread's heartbeat is older than this (ms). */
+  readonly livenessStallMs: number;
+}
+
+/** An admin request the worker hands to the main thread. */
+export interface AdminRequestMessage {
+  readonly id: number;
+  readonly method: string;
+  readonly url: string;
+}
+
+/** The main thread's answer. */
+export interface AdminResponseMessage {
+  readonly id: number;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: ArrayBuffer;
+}
