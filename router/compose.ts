@@ -205,7 +205,6 @@ export class Router {
     });
     const admin = createAdminApp({
       registry: this.metrics.registry,
-      readiness: readinessState,
       debugEndpoints: () =>
         debugEndpointsDocument(this.view, this.#inFlight, {
           modelProbe: (url) => this.#probe.status(url),

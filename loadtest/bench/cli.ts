@@ -9,7 +9,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runClosedLoop, type RunSpec } from './load-generator.ts';
-import { canPin, cpuTimeMs, startSwitchyard } from './processes.ts';
+import { canPin, cpuTimeMs, startSwitchyard, waitForModels } from './processes.ts';
 import { summarize } from './stats.ts';
 
 const USAGE = `Usage: switchyard bench [--duration-s N] [--warmup-s N] [--concurrency N] [--stream-concurrency N] [--out DIR]
@@ -176,14 +176,6 @@ export async function bench(argv: readonly string[]): Promise<number> {
   return rows.some((r) => r.errors > 0) ? 1 : 0;
 }
 
-async function waitForModels(base: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const list = (await (await fetch(`${base}/v1/models`)).json()) as { data: unknown[] };
-    if (list.data.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('router never learned the engine models');
-}
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   bench(process.argv.slice(2)).then(

@@ -102,3 +102,14 @@ export function startSwitchyard(args: string[], marker: string, core?: number): 
     child.once('exit', (code) => reject(new Error(`switchyard ${args[0] ?? ''} exited with ${String(code)}: ${buffered.slice(-2000)}`)));
   });
 }
+
+/** Polls a router's `/v1/models` until it lists a model (the engines' models are known). */
+export async function waitForModels(base: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const list = (await (await fetch(`${base}/v1/models`)).json()) as { data: unknown[] };
+    if (list.data.length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${base} never listed a model`);
+}

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { atNormalPriority, canPin, deprioritiseSelf, startSwitchyard, type Started } from '../bench/processes.ts';
+import { atNormalPriority, canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
@@ -86,13 +86,8 @@ async function startRouter(backends: readonly string[], maxWaiting: number | 'of
   else args.push('--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1');
   for (const url of backends) args.push('--backend', url);
   const router = await startSwitchyard(args, 'switchyard listening', pinned ? 0 : undefined);
-  const base = `http://127.0.0.1:${router.ports['traffic'] as number}`;
-  for (let i = 0; i < 300; i++) {
-    const list = (await (await fetch(`${base}/v1/models`)).json()) as { data: unknown[] };
-    if (list.data.length > 0) return router;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('router never learned the models');
+  await waitForModels(`http://127.0.0.1:${router.ports['traffic'] as number}`);
+  return router;
 }
 
 /** Plays `ratePerS` streaming arrivals for the run, sampling the engines every 100 ms. */

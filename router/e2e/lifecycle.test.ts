@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { waitForModels } from '../../loadtest/bench/processes.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { sseData, startRouterProcess } from './harness.ts';
 
@@ -18,10 +19,7 @@ describe('SIGTERM drain', () => {
     ]);
     const base = `http://127.0.0.1:${router.traffic}`;
     const admin = `http://127.0.0.1:${router.admin}`;
-    // Wait until the engine's model is known.
-    for (let i = 0; i < 200 && (await fetch(`${base}/v1/models`).then((r) => r.json() as Promise<{ data: unknown[] }>)).data.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitForModels(base);
     assert.equal((await fetch(`${admin}/readyz`)).status, 200);
 
     const streamDone = new Promise<Buffer>((resolve, reject) => {

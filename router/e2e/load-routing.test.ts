@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { waitForModels } from '../../loadtest/bench/processes.ts';
 import { postJson, servedBy, startFleet, startRouterProcess, waitFor, type Fleet } from './harness.ts';
 
 const MODEL = 'm-load';
@@ -127,11 +128,7 @@ describe('session affinity end to end', () => {
     ]);
     try {
       const otherBase = `http://127.0.0.1:${other.traffic}`;
-      for (let i = 0; i < 200; i++) {
-        const models = (await (await fetch(`${otherBase}/v1/models`)).json()) as { data: unknown[] };
-        if (models.data.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitForModels(otherBase);
       for (let i = 0; i < 200; i++) {
         const key = `two-routers-${i}`;
         const here = await route(fleet, { 'x-session-id': key });

@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { waitForModels } from '../../loadtest/bench/processes.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { sseData, startFleet, startRouterProcess, waitFor, type Fleet, type RouterProcess } from './harness.ts';
 
@@ -35,14 +36,6 @@ function tally(outcomes: string[]): Record<string, number> {
   return counts;
 }
 
-async function waitForModels(base: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const list = (await (await fetch(`${base}/v1/models`)).json()) as { data: unknown[] };
-    if (list.data.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('models never known');
-}
 
 describe('a client that reads slowly', () => {
   let fleet: Fleet;

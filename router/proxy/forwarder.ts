@@ -155,7 +155,7 @@ class Exchange {
   }
 
   /** An attempt failed before any response byte reached the client. */
-  failedBeforeCommit(attempt: Attempt, kind: FailureClass, err: unknown): void {
+  failedBeforeCommit(attempt: Attempt, kind: FailureClass): void {
     const retriable = (kind === 'connect' || kind === 'reset') && !attempt.responseStarted;
     if (
       retriable &&
@@ -173,7 +173,6 @@ class Exchange {
       this.finish(0);
       return;
     }
-    void err;
     const error =
       kind === 'timeout'
         ? new SwitchyardError('SWITCHYARD_UPSTREAM_TIMEOUT', 'The engine did not answer in time.')
@@ -288,7 +287,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       exchange.deps.onUpstreamFailure(this.target.id, kind, err);
     }
     if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']));
-    else exchange.failedBeforeCommit(this, kind, err);
+    else exchange.failedBeforeCommit(this, kind);
   }
 
   clearDeadline(): void {

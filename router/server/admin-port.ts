@@ -38,7 +38,7 @@ export class AdminPort {
     const data: ProbeWorkerData = {
       host: this.#options.address.slice(0, colon).replace(/^\[|\]$/g, ''),
       port: Number(this.#options.address.slice(colon + 1)),
-      state: this.#state.buffer as SharedArrayBuffer,
+      state: this.#state.buffer,
       livenessStallMs: this.#options.livenessStallMs,
     };
     this.publish();
@@ -78,7 +78,7 @@ export class AdminPort {
       response.headers.forEach((value, name) => (headers[name] = value));
       reply = { id: message.id, status: response.status, headers, body: await response.arrayBuffer() };
     } catch {
-      reply = { id: message.id, status: 500, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"error":{"message":"admin request failed","type":"internal_error","param":null,"code":"SWITCHYARD_INTERNAL"}}').buffer as ArrayBuffer };
+      reply = { id: message.id, status: 500, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"error":{"message":"admin request failed","type":"internal_error","param":null,"code":"SWITCHYARD_INTERNAL"}}').buffer };
     }
     worker.postMessage(reply, [reply.body]);
   }
