@@ -14,6 +14,7 @@ import { fragments, SSE_DONE, sseEvent, tokenText, toolArguments } from './conte
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderMetrics, TtftHistogram } from './metrics-text.ts';
 import { ResponseWriter } from './response-writer.ts';
+import { seededRng } from './random.ts';
 import { SeqScheduler } from './scheduler.ts';
 
 /** What the simulator received for one request id. */
@@ -55,7 +56,6 @@ export class EngineSimulator {
   readonly #live = new Map<string, ResponseWriter>();
   readonly #ttft = new TtftHistogram();
   readonly #sockets = new Set<Socket>();
-  #seed: number;
   #succeeded = 0;
   #requests = 0;
   #port = 0;
@@ -63,7 +63,7 @@ export class EngineSimulator {
   constructor(options: SimOptions) {
     this.model = options.model;
     this.knobs = { ...DEFAULT_KNOBS, ...options.knobs };
-    this.#seed = options.seed ?? 1;
+    this.#random = seededRng(options.seed ?? 1);
     this.#server = createServer({ keepAliveTimeout: 5_000, noDelay: true }, (req, res) => void this.#handle(req, res));
     this.#server.on('connection', (socket: Socket) => {
       if (this.knobs.refuse) {
@@ -118,13 +118,8 @@ export class EngineSimulator {
     return this.#sent.get(requestId);
   }
 
-  /** A float in [0, 1) from a small deterministic generator (mulberry32). */
-  #random = (): number => {
-    let t = (this.#seed += 0x6d2b79f5);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  /** A float in [0, 1) from a small deterministic generator seeded per engine. */
+  readonly #random: () => number;
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.#requests++;

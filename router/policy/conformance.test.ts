@@ -6,21 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { seededRng } from '../../loadtest/sim/random.ts';
 import { LoadView } from '../load/load-view.ts';
 import { LeastLoadPolicy } from './least-load.ts';
 import type { RoutingPolicy } from './policy.ts';
 import { RoundRobinPolicy } from './round-robin.ts';
 import { SessionAffinityPolicy } from './session-affinity.ts';
 
-function seeded(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    let t = (s = (s + 0x6d2b79f5) | 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const POLICIES: [string, (random: () => number) => RoutingPolicy][] = [
   ['least-load', (r) => new LeastLoadPolicy(r)],
@@ -56,7 +48,7 @@ describe('policy conformance', () => {
           });
           view.tick();
           const candidates = view.candidates(model);
-          const policy = make(seeded(seed));
+          const policy = make(seededRng(seed));
           const { ordered } = policy.order({ model, stream: false, sessionKey, bodyBytes: 1 }, candidates, (e) => e.estimatedWaiting >= 5);
           const routable = specs.map((s, i) => ({ s, id: `e${i}` })).filter(({ s }) => s.ready && !s.draining && s.models.includes(model));
           assert.equal(ordered.length > 0, routable.length > 0);
