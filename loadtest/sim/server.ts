@@ -80,7 +80,7 @@ export class EngineSimulator {
     return `http://127.0.0.1:${this.#port}`;
   }
 
-  /** Requests handled since start. */
+  /** Inference (POST) requests received since start; `/metrics` scrapes and `/v1/models` are not counted. */
   get requests(): number {
     return this.#requests;
   }
@@ -122,7 +122,8 @@ export class EngineSimulator {
   readonly #random: () => number;
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.#requests++;
+    // Inference requests only: scrapes and model listings must not look like routed traffic.
+    if (req.method === 'POST') this.#requests++;
     const path = (req.url ?? '/').split('?')[0] as string;
     const body = await readAll(req);
     const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
