@@ -64,13 +64,16 @@ export class Cluster {
     await removeLeftoverClusters();
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-e2e-'));
     writeFileSync(join(dir, 'owner.pid'), String(process.pid));
-    try {
-      await run('bash', [START_SH, 'up', dir], { timeout: 15 * 60_000 });
-    } catch (err) {
-      await run('bash', [START_SH, 'down', dir]).catch(() => undefined);
-      throw err;
+    // A port picked as free can still be taken before etcd or the apiserver binds it: try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await run('bash', [START_SH, 'up', dir], { timeout: 15 * 60_000 });
+        return new Cluster(dir, readEnv(dir));
+      } catch (err) {
+        await run('bash', [START_SH, 'down', dir]).catch(() => undefined);
+        if (attempt === 3 || !/address already in use/.test(String(err))) throw err;
+      }
     }
-    return new Cluster(dir, readEnv(dir));
   }
 
   /** kube-apiserver's process id (changes on restart). */

@@ -17,9 +17,11 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 free_port() { # a port nobody listens on right now (loopback only)
+  # Below the kernel's ephemeral range (32768+ by default), so an outgoing connection cannot take
+  # the port between this check and the bind.
   local p
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((20000 + RANDOM % 12000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
   done
   echo "start.sh: no free port found" >&2; return 1
