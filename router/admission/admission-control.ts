@@ -55,6 +55,11 @@ export class AdmissionControl<T extends DrainInputs> {
     this.#deps = deps;
   }
 
+  /** True when a saturated request may wait in the router queue (so its client's departure matters). */
+  get mayQueue(): boolean {
+    return this.#deps.queue.enabled;
+  }
+
   /**
    * Router-wide limits, checked before the body is read. Returns the 429 to
    * send (with Connection: close) or undefined to go on.

@@ -48,6 +48,9 @@ export interface TrafficListenerDeps {
   readonly authorization: AuthorizationRule;
 }
 
+/** The signal for requests that cannot queue: admission never waits for them. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** Builds the traffic port's request listener. */
 export function createTrafficListener(deps: TrafficListenerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -92,11 +95,17 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       sessionKey: sessionKeyOf(req.headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? bodyFacts.user : undefined),
       bodyBytes: body.length,
     };
-    const clientGone = new AbortController();
-    const onClose = () => clientGone.abort();
-    res.once('close', onClose);
-    const decision = await deps.admission.admit(facts, priority, clientGone.signal);
-    res.off('close', onClose);
+    // Only a request that may wait in the queue needs to hear that its client left meanwhile.
+    let decision;
+    if (deps.admission.mayQueue) {
+      const clientGone = new AbortController();
+      const onClose = () => clientGone.abort();
+      res.once('close', onClose);
+      decision = await deps.admission.admit(facts, priority, clientGone.signal);
+      res.off('close', onClose);
+    } else {
+      decision = await deps.admission.admit(facts, priority, NEVER_ABORTED);
+    }
     if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
     if (decision.kind === 'reject') throw decision.error;
     const headers = upstreamRequestHeaders(req.rawHeaders, {
