@@ -19,6 +19,7 @@ import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
+import { sampleProbe } from './livez-probe.ts';
 import { runFacts } from './report.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 
@@ -37,7 +38,6 @@ const FLEET: readonly EngineSpec[] = [
   { name: 'small-2', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
   { name: 'large', maxSeqs: 64, ttftMs: 150, itlMs: 25, outputTokens: 32 },
 ];
-const SAMPLER = fileURLToPath(new URL('./probe-sampler.ts', import.meta.url));
 
 interface Options {
   readonly durationS: number;
@@ -66,17 +66,6 @@ function options(argv: readonly string[]): Options {
     out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
     smoke: values.smoke === true,
   };
-}
-
-/** Starts the probe sampler as its own process; resolves with its latencies when it ends. */
-function sampleProbe(url: string, durationS: number): Promise<number[]> {
-  const child = spawn(process.execPath, [SAMPLER, '--url', url, '--every-ms', '50', '--duration-s', String(durationS)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  atNormalPriority(child.pid);
-  let text = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve((JSON.parse(text) as { latencies: number[] }).latencies) : reject(new Error(`probe sampler exited with ${String(code)}`)))),
-  );
 }
 
 async function startRouter(backends: readonly string[], maxWaiting: number | 'off', pinned: boolean): Promise<Started> {

@@ -1,8 +1,8 @@
 /**
  * Samples an endpoint's latency from its own process (so it measures the
  * target, not a busy load generator): GET `url` every `--every-ms` for
- * `--duration-s`, then print one JSON line with every latency (ms; failures
- * as -1).
+ * `--duration-s` (or until SIGTERM), then print one JSON line with every
+ * latency (ms; failures as -1).
  *
  *   node loadtest/scenarios/probe-sampler.ts --url http://127.0.0.1:9090/livez --every-ms 50 --duration-s 60
  */
@@ -14,7 +14,9 @@ const url = values.url;
 if (url === undefined) throw new Error('--url is required');
 const every = Number(values['every-ms']);
 const timeoutMs = Number(values['timeout-ms']);
-const stopAt = performance.now() + Number(values['duration-s']) * 1000;
+let stopAt = performance.now() + Number(values['duration-s']) * 1000;
+// The scenario that started us says when its run is over.
+process.once('SIGTERM', () => (stopAt = 0));
 
 /** One GET on a fresh connection, like a kubelet probe. */
 function probe(): Promise<number> {

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { EngineSimulator } from '../sim/server.ts';
+import { runLoad } from './generator.ts';
+import { runGenerators, splitSpec } from './generators.ts';
+import { Histogram } from './histogram.ts';
+import type { LoadSpec } from './load-spec.ts';
+
+const TOOL_REQUESTS = { path: '/v1/chat/completions', model: 'gen-model', stream: 'mixed', tools: true, promptBytes: 0, headers: {}, users: 10, checkIds: true } as const;
+
+async function withSim<T>(run: (url: string, sim: EngineSimulator) => Promise<T>): Promise<T> {
+  // Splitting writes at arbitrary bytes makes the checker reassemble events across chunks.
+  const sim = new EngineSimulator({ model: 'gen-model', knobs: { maxSeqs: 1000, ttftMs: 2, itlMs: 1, outputTokens: 8, split: true } });
+  await sim.listen();
+  try {
+    return await run(sim.url, sim);
+  } finally {
+    await sim.close();
+  }
+}
+
+test('closed loop by count: every streamed and non-streamed tool call validates, timings are recorded', async () => {
+  await withSim(async (url, sim) => {
+    const result = await runLoad({ target: url, request: TOOL_REQUESTS, mode: { kind: 'closed', concurrency: 8 }, warmupMs: 0, requests: 200, idPrefix: 't', seed: 1 });
+    assert.equal(result.measured, 200);
+    assert.equal(result.ok, 200, JSON.stringify(result.failureExamples));
+    assert.equal(result.failed, 0);
+    assert.equal(sim.requests, 200);
+    assert.equal(Histogram.of([result.e2e]).count, 200);
+    // Streams report token gaps; the engine sends ≥ 8 tool-argument fragments each.
+    assert.ok(Histogram.of([result.itl]).count >= 100 * 7);
+    const ttft = Histogram.of([result.ttft]).percentiles();
+    assert.ok(ttft.p50 >= 2 && ttft.p50 <= Histogram.of([result.e2e]).percentiles().p50);
+  });
+});
+
+test('open loop holds the asked rate and excludes the warm-up', async () => {
+  await withSim(async (url, sim) => {
+    const result = await runLoad({ target: url, request: { ...TOOL_REQUESTS, stream: false }, mode: { kind: 'open', ratePerS: 400, maxConnections: 64 }, warmupMs: 250, durationMs: 1000, idPrefix: 'o', seed: 2 });
+    assert.equal(result.failed, 0);
+    // Poisson at 400/s for 1 s: 400 ± 3σ (σ = 20).
+    assert.ok(result.measured > 340 && result.measured < 460, `measured ${result.measured}`);
+    assert.ok(sim.requests > result.measured + 50, 'warm-up requests were sent but not measured');
+    assert.equal(result.ok, result.measured);
+  });
+});
+
+test('corruption a real engine cannot be made to produce is counted and kept for inspection (in-process fake peer)', async () => {
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      n++;
+      const id = n % 3 === 0 ? 'chatcmpl-somebody-else' : `chatcmpl-${String(req.headers['x-request-id'])}`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const call = (args: string) => `data: ${JSON.stringify({ id, choices: [{ delta: { tool_calls: [{ index: 0, function: { name: 'f', arguments: args } }] } }] })}\n\n`;
+      // Every other response loses the end of its arguments.
+      res.end(`${call('{"a": ')}${n % 2 === 0 ? '' : call('1}')}data: [DONE]\n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const result = await runLoad({ target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, request: { ...TOOL_REQUESTS, stream: true }, mode: { kind: 'closed', concurrency: 2 }, warmupMs: 0, requests: 60, idPrefix: 'c', seed: 3 });
+    // Odd n with n % 3 !== 0 are intact: 1, 5, 7, 11, ... (20 of 60).
+    assert.equal(result.ok, 20);
+    assert.equal(result.failed, 40);
+    assert.equal(result.failureKinds['corrupt'], 40);
+    assert.ok(result.failureExamples.length > 0 && result.failureExamples.length <= 5);
+    assert.ok(result.failureExamples.every((e) => /interleaved|do not parse/.test(e.problem) && e.bodyHead.startsWith('data: ')));
+  } finally {
+    server.close();
+  }
+});
+
+test('several generator processes split the work and their results add up', async () => {
+  await withSim(async (url, sim) => {
+    const spec: LoadSpec = { target: url, request: TOOL_REQUESTS, mode: { kind: 'closed', concurrency: 5 }, warmupMs: 0, requests: 301, idPrefix: 'm', seed: 4 };
+    assert.deepEqual([0, 1].map((i) => splitSpec(spec, 2, i).requests), [151, 150]);
+    const run = await runGenerators(spec, { processes: 2, label: 'test', quiet: true });
+    assert.equal(run.measured, 301);
+    assert.equal(run.ok, 301, JSON.stringify(run.failureExamples));
+    assert.equal(sim.requests, 301);
+    assert.equal(run.processes.length, 2);
+    assert.ok(run.processes.every((p) => p.cpuShare > 0));
+  });
+});

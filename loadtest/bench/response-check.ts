@@ -1,0 +1,169 @@
+/**
+ * Validates responses the way a strict OpenAI client would read them, so a
+ * benchmark counts corruption instead of only status codes: bodies must
+ * parse, SSE framing must hold, a stream must end with `[DONE]`, every
+ * event must belong to the request that was sent (no interleaving), and
+ * each tool call must reassemble into JSON arguments with a function name.
+ *
+ * The stream checker is fed chunks as they arrive and timestamps each event,
+ * which is where time to first token and inter-token latency come from.
+ */
+
+/** What was expected of one response. */
+export interface Expectation {
+  /** The request offered tools, so the answer must carry at least one tool call. */
+  readonly toolCall: boolean;
+  /**
+   * The response `id` must contain this (the engine derives its ids from the
+   * request id). Undefined skips the check, for peers that rewrite ids.
+   */
+  readonly idContains: string | undefined;
+}
+
+/** Timing and outcome of one checked stream. */
+export interface StreamVerdict {
+  /** Undefined when the stream is well-formed; otherwise the first problem found. */
+  readonly problem: string | undefined;
+  /** When the first event with generated content arrived (ms, `performance.now()`). */
+  readonly firstTokenAt: number | undefined;
+  /** Gaps between successive content events (ms). */
+  readonly tokenGaps: number[];
+  /** Content events seen. */
+  readonly events: number;
+}
+
+interface ToolCallParts {
+  name: string;
+  arguments: string;
+}
+
+const SEPARATOR = Buffer.from('\n\n');
+
+/** Incremental checker for one `text/event-stream` chat or completion response. */
+export class StreamCheck {
+  readonly #expect: Expectation;
+  #pending: Buffer = Buffer.alloc(0);
+  #problem: string | undefined;
+  #done = false;
+  #events = 0;
+  #firstTokenAt: number | undefined;
+  #lastTokenAt: number | undefined;
+  readonly #gaps: number[] = [];
+  readonly #toolCalls = new Map<number, ToolCallParts>();
+
+  constructor(expect: Expectation) {
+    this.#expect = expect;
+  }
+
+  /** Feeds the next body chunk, received at `now`. */
+  push(chunk: Buffer, now: number): void {
+    if (this.#problem !== undefined) return;
+    let data = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
+    let end: number;
+    while ((end = data.indexOf(SEPARATOR)) !== -1) {
+      this.#event(data.subarray(0, end).toString('utf8'), now);
+      data = data.subarray(end + SEPARATOR.length);
+      if (this.#problem !== undefined) return;
+    }
+    this.#pending = data;
+  }
+
+  /** Call at the end of the body. */
+  finish(): StreamVerdict {
+    if (this.#problem === undefined) {
+      if (this.#pending.toString('utf8').trim() !== '') this.#fail('stream ended inside an event');
+      else if (!this.#done) this.#fail('stream ended without [DONE]');
+      else if (this.#expect.toolCall && this.#toolCalls.size === 0) this.#fail('no tool call in a response to a request that offered tools');
+      else for (const [index, call] of this.#toolCalls) this.#checkToolCall(index, call);
+    }
+    return { problem: this.#problem, firstTokenAt: this.#firstTokenAt, tokenGaps: this.#gaps, events: this.#events };
+  }
+
+  #fail(problem: string): void {
+    this.#problem ??= problem;
+  }
+
+  #event(text: string, now: number): void {
+    if (this.#done) return this.#fail('data after [DONE]');
+    // Comment lines (": keep-alive") are legal SSE and carry no data.
+    const lines = text.split('\n').filter((line) => !line.startsWith(':'));
+    if (lines.length === 0) return;
+    if (lines.length !== 1 || !lines[0]?.startsWith('data: ')) return this.#fail(`malformed SSE event: ${JSON.stringify(text.slice(0, 80))}`);
+    const payload = lines[0].slice('data: '.length);
+    if (payload === '[DONE]') {
+      this.#done = true;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch {
+      return this.#fail(`event is not JSON: ${JSON.stringify(payload.slice(0, 80))}`);
+    }
+    const event = parsed as { id?: unknown; error?: unknown; choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown }[] };
+    if (event.error !== undefined) return this.#fail(`error event: ${JSON.stringify(event.error).slice(0, 120)}`);
+    if (this.#expect.idContains !== undefined && (typeof event.id !== 'string' || !event.id.includes(this.#expect.idContains))) {
+      return this.#fail(`event id ${JSON.stringify(event.id)} does not belong to request ${this.#expect.idContains} (interleaved)`);
+    }
+    const choice = event.choices?.[0];
+    if (choice === undefined) return;
+    const delta = choice.delta;
+    let content = typeof choice.text === 'string' && choice.text !== '';
+    if (delta !== undefined) {
+      if (typeof delta.content === 'string' && delta.content !== '') content = true;
+      if (Array.isArray(delta.tool_calls)) {
+        content = true;
+        for (const part of delta.tool_calls as { index?: unknown; function?: { name?: unknown; arguments?: unknown } }[]) this.#toolCallPart(part);
+      }
+    }
+    if (!content) return;
+    this.#events++;
+    if (this.#firstTokenAt === undefined) this.#firstTokenAt = now;
+    else if (this.#lastTokenAt !== undefined) this.#gaps.push(now - this.#lastTokenAt);
+    this.#lastTokenAt = now;
+  }
+
+  #toolCallPart(part: { index?: unknown; function?: { name?: unknown; arguments?: unknown } }): void {
+    if (typeof part.index !== 'number') return this.#fail('tool call delta without an index');
+    let call = this.#toolCalls.get(part.index);
+    if (call === undefined) this.#toolCalls.set(part.index, (call = { name: '', arguments: '' }));
+    if (typeof part.function?.name === 'string') call.name += part.function.name;
+    if (typeof part.function?.arguments === 'string') call.arguments += part.function.arguments;
+  }
+
+  #checkToolCall(index: number, call: ToolCallParts): void {
+    if (call.name === '') return this.#fail(`tool call ${index} has no function name`);
+    try {
+      JSON.parse(call.arguments);
+    } catch {
+      this.#fail(`tool call ${index} arguments do not parse as JSON (${call.arguments.length} characters)`);
+    }
+  }
+}
+
+/** Checks a non-streamed chat or completion body; returns the problem, or undefined when it is well-formed. */
+export function checkJsonResponse(body: string, expect: Expectation): string | undefined {
+  let parsed: { id?: unknown; choices?: { message?: { tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] }; text?: unknown }[] };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return `body is not JSON: ${JSON.stringify(body.slice(0, 80))}`;
+  }
+  if (expect.idContains !== undefined && (typeof parsed.id !== 'string' || !parsed.id.includes(expect.idContains))) {
+    return `response id ${JSON.stringify(parsed.id)} does not belong to request ${expect.idContains}`;
+  }
+  const choice = parsed.choices?.[0];
+  if (choice === undefined) return 'response has no choices';
+  if (!expect.toolCall) return undefined;
+  const calls = choice.message?.tool_calls;
+  if (!Array.isArray(calls) || calls.length === 0) return 'no tool call in a response to a request that offered tools';
+  for (const [index, call] of calls.entries()) {
+    if (typeof call.function?.name !== 'string' || call.function.name === '') return `tool call ${index} has no function name`;
+    try {
+      JSON.parse(String(call.function.arguments));
+    } catch {
+      return `tool call ${index} arguments do not parse as JSON`;
+    }
+  }
+  return undefined;
+}

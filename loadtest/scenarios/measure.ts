@@ -1,0 +1,49 @@
+/**
+ * One measurement: load from the generator processes against one system,
+ * with the system's own CPU use and peak memory taken over the same window,
+ * so every row says whether the system or the generator was the limit.
+ */
+import type { Percentiles } from '../bench/histogram.ts';
+import { runGenerators, type GeneratorOptions, type GeneratorRun } from '../bench/generators.ts';
+import type { LoadSpec } from '../bench/load-spec.ts';
+import { percentiles } from './results.ts';
+import { cpuMs, rssBytes, type System } from './systems.ts';
+
+const RSS_SAMPLE_MS = 250;
+
+/** A run against one system, condensed for reports (histograms kept in `run`). */
+export interface Measurement {
+  readonly system: string;
+  /** What varied in this run, e.g. `concurrency 32` or `500 req/s`. */
+  readonly label: string;
+  /** Successful requests per second over the measured window. */
+  readonly rps: number;
+  readonly e2e: Percentiles;
+  readonly ttft: Percentiles;
+  readonly itl: Percentiles;
+  /** Share of one core the system's processes used over the run. */
+  readonly systemCpu: number;
+  /** Largest resident memory of the system's processes seen during the run (bytes). */
+  readonly peakRss: number;
+  readonly run: GeneratorRun;
+}
+
+/** Sends `spec` (without a target) to `system` and measures it. */
+export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, generators: Omit<GeneratorOptions, 'label'>, label: string): Promise<Measurement> {
+  const pids = system.pids();
+  const cpuBefore = cpuMs(pids);
+  const started = performance.now();
+  let peakRss = rssBytes(pids);
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pids))), RSS_SAMPLE_MS);
+  let run: GeneratorRun;
+  try {
+    run = await runGenerators({ ...spec, target: system.url }, { ...generators, label: `${system.name} ${label}` });
+  } finally {
+    clearInterval(sampler);
+  }
+  const systemCpu = (cpuMs(pids) - cpuBefore) / (performance.now() - started);
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: percentiles(run.e2e), ttft: percentiles(run.ttft), itl: percentiles(run.itl), systemCpu, peakRss, run };
+  const problems = (run.shed > 0 ? `, ${run.shed} shed` : "") + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
+  console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
+  return measurement;
+}

@@ -1,0 +1,198 @@
+/**
+ * `switchyard bench proxy-overhead`: what the router costs on the request
+ * path, against the engine directly and against nginx over the same engine,
+ * in the same run, with the router and nginx each pinned to core 0 (engine
+ * and load generators share core 1).
+ *
+ * 1. Throughput vs concurrency: closed loop, small non-streamed chat.
+ * 2. Latency vs offered load: open loop at fractions of the router's maximum
+ *    (the 50% point carries the "added p99 ≤ 2 ms" bar).
+ * 3. Streaming: 1,000 streams arriving over 2 s; time to first token.
+ *
+ *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off]
+ */
+import { canPin } from '../bench/processes.ts';
+import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
+import { lineChart } from '../report/svg-chart.ts';
+import { measure, type Measurement } from './measure.ts';
+import { runFacts } from './report.ts';
+import { Bars, factsLine, ms, pct, ratio, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { direct, startEngines, startNginxProxy, startPeer, startRouter, type System } from './systems.ts';
+
+const MODEL = 'bench';
+const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
+/** Streams long enough (≈ 3 s) that all of them are open at once while they arrive over 2 s. */
+const LONG_STREAM: RequestTemplate = { ...SMALL, stream: true, headers: { 'x-sim-ttft-ms': '5', 'x-sim-itl-ms': '50', 'x-sim-output-tokens': '60' } };
+
+interface Plan {
+  readonly concurrencies: number[];
+  readonly loadFractions: number[];
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly streams: number;
+  readonly streamArrivalMs: number;
+  readonly streamRounds: number;
+  /** Open-loop runs at 50% of the router's max per system; the p99 bar takes their median (p99 is noisy on two shared cores). */
+  readonly halfLoadRounds: number;
+  /** Closed-loop traffic each system gets before anything is measured, so JIT and heap sizing are done. */
+  readonly primeMs: number;
+}
+
+const PLANS: Record<'full' | 'quick' | 'smoke', Plan> = {
+  full: { concurrencies: [1, 8, 32, 128], loadFractions: [0.1, 0.3, 0.5, 0.7, 0.9], warmupMs: 2000, durationMs: 8000, streams: 1000, streamArrivalMs: 2000, streamRounds: 3, halfLoadRounds: 5, primeMs: 3000 },
+  quick: { concurrencies: [8, 32, 128], loadFractions: [0.25, 0.5, 0.75], warmupMs: 1000, durationMs: 4000, streams: 1000, streamArrivalMs: 2000, streamRounds: 1, halfLoadRounds: 3, primeMs: 3000 },
+  smoke: { concurrencies: [32], loadFractions: [0.5], warmupMs: 300, durationMs: 1200, streams: 200, streamArrivalMs: 1000, streamRounds: 1, halfLoadRounds: 1, primeMs: 500 },
+};
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** Entry point; returns the exit code. */
+export async function proxyOverhead(argv: readonly string[]): Promise<number> {
+  const options = scenarioOptions(argv, ['peer']);
+  const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
+  const pinned = canPin();
+  const systemCore = pinned ? 0 : undefined;
+  const clientCore = pinned ? 1 : undefined;
+  const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
+
+  const engines = await startEngines(1, MODEL, ['--max-seqs', '100000'], clientCore);
+  const systems: System[] = [direct(engines)];
+  try {
+    systems.push(await startNginxProxy(engines.urls, systemCore));
+    systems.push(await startRouter(engines.urls, systemCore === undefined ? {} : { core: systemCore }));
+    const peer = options.extra['peer'] === 'off' ? { unavailable: 'turned off with --peer off' } : await startPeer(engines.urls, MODEL, systemCore);
+    if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
+    else systems.push(peer);
+    for (const system of systems) {
+      await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
+    }
+    const base = { warmupMs: plan.warmupMs, durationMs: plan.durationMs, seed: 1 } as const;
+
+    // 1. Throughput vs concurrency.
+    const closed: Measurement[] = [];
+    for (const concurrency of plan.concurrencies) {
+      for (const system of systems) {
+        const spec: Omit<LoadSpec, 'target'> = { ...base, request: SMALL, mode: { kind: 'closed', concurrency }, idPrefix: `${system.name}-c${concurrency}` };
+        closed.push(await measure(system, spec, generators, `concurrency ${concurrency}`));
+      }
+    }
+    const maxRps = (name: string) => Math.max(...closed.filter((m) => m.system === name).map((m) => m.rps));
+    const routerMax = maxRps('switchyard');
+
+    // 2. Latency vs offered load, as fractions of the router's maximum.
+    const open: (Measurement & { offered: number; fraction: number })[] = [];
+    const fractions = [...plan.loadFractions, ...Array.from({ length: Math.max(0, plan.halfLoadRounds - 1) }, () => 0.5)];
+    for (const fraction of fractions) {
+      const offered = Math.max(1, Math.round(routerMax * fraction));
+      for (const system of systems) {
+        const spec: Omit<LoadSpec, 'target'> = { ...base, request: SMALL, mode: { kind: 'open', ratePerS: offered, maxConnections: 512 }, idPrefix: `${system.name}-o${offered}` };
+        open.push({ ...(await measure(system, spec, generators, `${offered} req/s (${pct(fraction)} of router max)`)), offered, fraction });
+      }
+    }
+
+    // 3. Streams arriving together; rounds interleave the systems so drift hits them alike.
+    const streams: Measurement[] = [];
+    for (let round = 0; round < plan.streamRounds; round++) {
+      for (const system of systems) {
+        const spec: Omit<LoadSpec, 'target'> = {
+          request: LONG_STREAM,
+          mode: { kind: 'open', ratePerS: (plan.streams * 1000) / plan.streamArrivalMs, maxConnections: plan.streams },
+          warmupMs: 0,
+          requests: plan.streams,
+          idPrefix: `${system.name}-s${round}`,
+          seed: 10 + round,
+        };
+        streams.push(await measure(system, spec, generators, `${plan.streams} streams over ${plan.streamArrivalMs / 1000} s, round ${round + 1}`));
+      }
+    }
+
+    // Bars.
+    const bars = new Bars();
+    const all = [...closed, ...open, ...streams];
+    const failed = all.reduce((n, m) => n + m.run.failed, 0);
+    bars.check('correctness', 'every response valid (status, JSON, SSE framing, [DONE], ids)', failed === 0, `${failed} failed of ${all.reduce((n, m) => n + m.run.measured, 0)}`);
+    const nginxMax = maxRps('nginx');
+    const nginxBest = closed.filter((m) => m.system === 'nginx').reduce((a, b) => (b.rps > a.rps ? b : a));
+    const nginxCaveat = nginxBest.systemCpu < 0.85 ? ` (nginx used ${pct(nginxBest.systemCpu)} of its core at its best: the client side limited it, so its true maximum is higher and this ratio flatters the router)` : '';
+    bars.check('speed', 'non-streaming max req/s ≥ 0.45× nginx (both pinned to one core)', nginxMax > 0 && routerMax >= 0.45 * nginxMax, `${routerMax.toFixed(0)} vs ${nginxMax.toFixed(0)} req/s = ${ratio(routerMax / nginxMax)}${nginxCaveat}`);
+    const halfP99 = (name: string) => open.filter((m) => m.system === name && m.fraction === 0.5 && m.run.ok > 0).map((m) => m.e2e.p99);
+    const [routerP99s, directP99s] = [halfP99('switchyard'), halfP99('direct')];
+    if (routerP99s.length > 0 && directP99s.length > 0) {
+      const added = median(routerP99s) - median(directP99s);
+      const spread = (values: number[]) => `${ms(Math.min(...values))}-${ms(Math.max(...values))}`;
+      bars.check(
+        'speed',
+        `added p99 ≤ 2 ms over direct at 50% of the router's max (${Math.round(routerMax / 2)} req/s, open loop${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
+        added <= 2,
+        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${added >= 0 ? '+' : ''}${ms(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms)`,
+      );
+    }
+    const ttft = (name: string, q: 'p50' | 'p99') => median(streams.filter((m) => m.system === name).map((m) => m.ttft[q]));
+    for (const q of ['p50', 'p99'] as const) {
+      const router = ttft('switchyard', q);
+      const nginx = ttft('nginx', q);
+      bars.check('speed', `streaming TTFT ${q} ≤ 1.2× nginx (${plan.streams} streams over ${plan.streamArrivalMs / 1000} s${plan.streamRounds > 1 ? `, median of ${plan.streamRounds} rounds` : ''})`, router > 0 && nginx > 0 && router <= 1.2 * nginx, `${ms(router)} vs ${ms(nginx)} ms = ${ratio(router / nginx)}`);
+    }
+
+    const facts = runFacts(`npm run bench -- proxy-overhead ${argv.join(' ')}`.trim());
+    const row = (m: Measurement, extra: string) =>
+      `| ${m.system} | ${extra} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${pct(m.systemCpu)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
+    const header = '| system | load | ok | failed | req/s | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | system CPU (of its core) | load generator |\n|---|---|---|---|---|---|---|---|---|---|---|';
+    const markdown = [
+      factsLine(facts),
+      '',
+      `Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}. ${pinned ? 'nginx and switchyard pinned to core 0; the engine simulator and the load generator share core 1.' : 'Not pinned (taskset unavailable).'}`,
+      '',
+      bars.markdown(options.smoke),
+      '',
+      '### Throughput vs concurrency (closed loop, small non-streamed chat)',
+      '',
+      header,
+      ...closed.map((m) => row(m, m.label)),
+      '',
+      '### Latency vs offered load (open loop, Poisson; latency from the scheduled send)',
+      '',
+      header,
+      ...open.map((m) => row(m, m.label)),
+      '',
+      `### Streaming: ${plan.streams} streams (60 tokens, 50 ms apart) arriving over ${plan.streamArrivalMs / 1000} s`,
+      '',
+      header,
+      ...streams.map((m) => row(m, m.label)),
+      '',
+      'Charts: `proxy-overhead-throughput.svg`, `proxy-overhead-latency.svg`.',
+    ].join('\n');
+    const charts = [
+      {
+        name: 'throughput',
+        svg: lineChart({
+          title: 'Throughput vs concurrency (small non-streamed chat)',
+          xLabel: 'concurrent clients',
+          yLabel: 'requests/s',
+          series: systems.map((s) => ({ name: s.name, dashed: s.name === 'direct', points: closed.filter((m) => m.system === s.name).map((m) => [Number(m.label.split(' ')[1]), m.rps] as const) })),
+        }),
+      },
+      {
+        name: 'latency',
+        svg: lineChart({
+          title: 'Latency vs offered load (open loop)',
+          xLabel: 'offered requests/s',
+          yLabel: 'latency ms',
+          logY: true,
+          series: systems.flatMap((s) => [
+            { name: `${s.name} p99`, points: open.filter((m) => m.system === s.name).map((m) => [m.offered, m.e2e.p99] as const) },
+            { name: `${s.name} p50`, dashed: true, points: open.filter((m) => m.system === s.name).map((m) => [m.offered, m.e2e.p50] as const) },
+          ]),
+        }),
+      },
+    ];
+    const strip = (m: Measurement) => ({ ...m, run: { ...m.run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } });
+    writeResults(options.out, 'proxy-overhead', facts, { plan, systems: systems.map((s) => ({ name: s.name, description: s.description })), bars: bars.list, closed: closed.map(strip), open: open.map(strip), streams: streams.map(strip) }, markdown, charts);
+    return bars.pass(options.smoke) ? 0 : 1;
+  } finally {
+    for (const system of systems) await system.stop();
+    await engines.stop();
+  }
+}
+
+runIfMain(import.meta.url, proxyOverhead);

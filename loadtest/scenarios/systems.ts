@@ -1,0 +1,90 @@
+/**
+ * Starts the systems a scenario measures side by side, as separate
+ * processes on loopback: engine simulators, switchyard, nginx. Each comes
+ * back as a {@link System}: where to send load, what it is, which processes
+ * to charge CPU and memory to, and how to stop it.
+ */
+import { readFileSync } from 'node:fs';
+import { startNginx } from '../baselines/nginx.ts';
+import { startPeerRouter } from '../baselines/peer-router.ts';
+import { cpuTimeMs, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
+
+/** Something load is sent to. */
+export interface System {
+  /** `direct`, `nginx`, `switchyard`, ... */
+  readonly name: string;
+  readonly url: string;
+  /** Version and configuration, for the report. */
+  readonly description: string;
+  /** Probe and metrics URL, for systems that have one (switchyard). */
+  readonly adminUrl?: string;
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** Engine simulator processes. */
+export interface Engines {
+  readonly urls: string[];
+  readonly processes: Started[];
+  stop(): Promise<void>;
+}
+
+/** Starts `count` simulator processes serving `model`, with `simArgs` knobs (e.g. `--max-seqs 256`). */
+export async function startEngines(count: number, model: string, simArgs: readonly string[], core?: number): Promise<Engines> {
+  const processes = await Promise.all(Array.from({ length: count }, () => startSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', model, ...simArgs], 'engine simulator listening', core)));
+  return { urls: processes.map((p) => `http://127.0.0.1:${p.ports['port'] as number}`), processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
+}
+
+/** The first engine, addressed directly: the floor every proxy is compared with. */
+export function direct(engines: Engines): System {
+  const engine = engines.processes[0] as Started;
+  return { name: 'direct', url: engines.urls[0] as string, description: 'engine simulator, no proxy', pids: () => (engine.child.pid === undefined ? [] : [engine.child.pid]), stop: async () => {} };
+}
+
+/** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
+export async function startRouter(backends: readonly string[], options: { readonly core?: number; readonly args?: readonly string[]; readonly name?: string } = {}): Promise<System> {
+  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((url) => ['--backend', url]), ...(options.args ?? [])];
+  const router = await startSwitchyard(args, 'switchyard listening', options.core);
+  const url = `http://127.0.0.1:${router.ports['traffic'] as number}`;
+  await waitForModels(url);
+  return {
+    name: options.name ?? 'switchyard',
+    url,
+    description: `switchyard serve over ${backends.length} backend${backends.length === 1 ? '' : 's'}${options.args === undefined || options.args.length === 0 ? '' : ` with ${options.args.join(' ')}`}${options.core === undefined ? '' : `, pinned to core ${options.core}`}`,
+    pids: () => (router.child.pid === undefined ? [] : [router.child.pid]),
+    adminUrl: `http://127.0.0.1:${router.ports['admin'] as number}`,
+    stop: () => router.stop(),
+  };
+}
+
+/** Starts nginx as a plain reverse proxy over `backends`. */
+export async function startNginxProxy(backends: readonly string[], core?: number): Promise<System> {
+  const nginx = await startNginx({ upstreams: backends, ...(core === undefined ? {} : { core }) });
+  return { name: 'nginx', url: nginx.url, description: nginx.description, pids: () => nginx.pids(), stop: () => nginx.stop() };
+}
+
+/** Starts the vLLM project's router over `backends`, or says why it cannot run here. */
+export async function startPeer(backends: readonly string[], model: string, core?: number): Promise<System | { unavailable: string }> {
+  const peer = await startPeerRouter({ backends, model, ...(core === undefined ? {} : { core }) });
+  if ('unavailable' in peer) return peer;
+  return { name: 'vllm-router', url: peer.url, description: peer.description, pids: () => (peer.pid === undefined ? [] : [peer.pid]), stop: () => peer.stop() };
+}
+
+/** CPU time (ms) used so far by all of `pids`. */
+export function cpuMs(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + (cpuTimeMs(pid) ?? 0), 0);
+}
+
+/** Resident memory (bytes) of all of `pids` now, from /proc. */
+export function rssBytes(pids: readonly number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (match !== null) total += Number(match[1]) * 1024;
+    } catch {
+      // the process is gone: it holds no memory
+    }
+  }
+  return total;
+}

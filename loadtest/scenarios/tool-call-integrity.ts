@@ -1,0 +1,96 @@
+/**
+ * `switchyard bench tool-call-integrity`: the seed report. 200 users send
+ * chat requests offering a tool the engine answers with a call whose
+ * arguments exceed 1 KiB, half streamed and half not, ramping to ≥ 800
+ * requests/s, through one router over two engines that write their bytes in
+ * arbitrary splits. Every response is checked: SSE framing, JSON, `[DONE]`,
+ * every event carrying its own request's id (no interleaving), and each tool
+ * call reassembling into arguments that parse and a function name.
+ *
+ *   npm run bench -- tool-call-integrity [--quick | --smoke] [--requests N] [--rate N]
+ */
+import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
+import { lineChart } from '../report/svg-chart.ts';
+import { measure } from './measure.ts';
+import { runFacts } from './report.ts';
+import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { startEngines, startRouter, type System } from './systems.ts';
+
+const MODEL = 'tools-model';
+const USERS = 200;
+const TOOL_ARGS_BYTES = 1536;
+const REQUEST: RequestTemplate = {
+  path: '/v1/chat/completions',
+  model: MODEL,
+  stream: 'mixed',
+  tools: true,
+  promptBytes: 0,
+  // 16 argument fragments per call, written in random splits: the byte boundaries land inside events and UTF-8 characters.
+  headers: { 'x-sim-ttft-ms': '5', 'x-sim-itl-ms': '2', 'x-sim-output-tokens': '16', 'x-sim-tool-args-bytes': String(TOOL_ARGS_BYTES), 'x-sim-split': 'true' },
+  users: USERS,
+  checkIds: true,
+};
+
+const PLANS = {
+  full: { requests: 100_000, rate: 900, rampFrom: 100, rampMs: 20_000, generators: 2 },
+  quick: { requests: 20_000, rate: 900, rampFrom: 100, rampMs: 5_000, generators: 2 },
+  smoke: { requests: 2_000, rate: 400, rampFrom: 100, rampMs: 1_000, generators: 1 },
+} as const;
+
+/** Entry point; returns the exit code. */
+export async function toolCallIntegrity(argv: readonly string[]): Promise<number> {
+  const options = scenarioOptions(argv, ['requests', 'rate']);
+  const preset = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
+  const requests = Number(options.extra['requests'] ?? preset.requests);
+  const rate = Number(options.extra['rate'] ?? preset.rate);
+  const engines = await startEngines(2, MODEL, ['--max-seqs', '512']);
+  let router: System | undefined;
+  try {
+    router = await startRouter(engines.urls);
+    const spec: Omit<LoadSpec, 'target'> = {
+      request: REQUEST,
+      mode: { kind: 'open', ratePerS: rate, rampFromPerS: preset.rampFrom, rampMs: preset.rampMs, maxConnections: USERS },
+      warmupMs: 0,
+      requests,
+      idPrefix: 'tools',
+      seed: 42,
+    };
+    const m = await measure(router, spec, { processes: options.generators || preset.generators, quiet: options.quiet }, `${requests} requests, ramp ${preset.rampFrom}→${rate}/s`);
+    const run = m.run;
+    // The plateau: whole seconds after the ramp, before the last (partial) second.
+    const plateau = run.timeline.slice(Math.ceil(preset.rampMs / 1000), -1);
+    const plateauRate = plateau.length === 0 ? 0 : plateau.reduce((a, b) => a + b, 0) / plateau.length;
+    const peak = Math.max(0, ...run.timeline);
+
+    const bars = new Bars();
+    const corrupt = run.failureKinds['corrupt'] ?? 0;
+    bars.check('correctness', 'zero malformed or interleaved payloads', corrupt === 0, `${corrupt} of ${run.measured}`);
+    bars.check('correctness', 'zero other failures (resets, timeouts, 5xx, unexpected 429)', run.failed - corrupt === 0 && run.shed === 0, `${run.failed - corrupt} failed, ${run.shed} shed${run.failed > corrupt ? ` (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`);
+    bars.check(options.quick ? 'speed' : 'correctness', '≥ 100,000 requests checked', run.ok >= 100_000, `${run.ok} valid of ${run.measured}`);
+    bars.check('speed', '≥ 800 requests/s sustained after the ramp', plateauRate >= 800, `${plateauRate.toFixed(0)} req/s mean over ${plateau.length} s (peak second ${peak})${run.generatorBottleneck === undefined ? '' : `; load generator: ${run.generatorBottleneck}`}`);
+
+    const facts = runFacts(`npm run bench -- tool-call-integrity ${argv.join(' ')}`.trim());
+    const markdown = [
+      factsLine(facts),
+      '',
+      `${USERS} users (connections and \`x-session-id\` keys), one router (${router.description}) over 2 engine simulators; each request offers a function tool and gets a call with ${TOOL_ARGS_BYTES}-byte arguments in 16 fragments, written in random byte splits; half streamed. Open loop (Poisson), ramp ${preset.rampFrom}→${rate} req/s over ${preset.rampMs / 1000} s, ${run.processes.length} generator processes.`,
+      '',
+      bars.markdown(options.smoke),
+      '',
+      '| requests | valid | failed | req/s (whole run) | req/s (after ramp) | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | inter-token p99 ms | router CPU | router peak RSS MiB |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      `| ${run.measured} | ${run.ok} | ${run.failed} | ${m.rps.toFixed(0)} | ${plateauRate.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${ms(m.itl.p99)} | ${pct(m.systemCpu)} | ${(m.peakRss / 2 ** 20).toFixed(0)} |`,
+      ...(run.failureExamples.length > 0 ? ['', 'First failures (full list in the JSON):', ...run.failureExamples.map((e) => `- ${e.requestId}: ${e.problem}`)] : []),
+      '',
+      'Chart: `tool-call-integrity-throughput.svg` (valid responses per second).',
+    ].join('\n');
+    const chart = lineChart({ title: 'Tool-call integrity: valid responses per second', xLabel: 'seconds since start', yLabel: 'valid responses/s', series: [{ name: 'through switchyard', points: run.timeline.map((n, s) => [s, n] as const) }], thresholds: [{ label: '800 req/s', y: 800 }] });
+    writeResults(options.out, 'tool-call-integrity', facts, { preset, requests, rate, bars: bars.list, measurement: { ...m, run: { ...run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } } }, markdown, [{ name: 'throughput', svg: chart }]);
+    return bars.pass(options.smoke) ? 0 : 1;
+  } finally {
+    await router?.stop();
+    await engines.stop();
+  }
+}
+
+runIfMain(import.meta.url, toolCallIntegrity);
