@@ -85,8 +85,9 @@ export class Router {
     });
     const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
+    const fitted = fitToFileLimit(config.admission);
     this.#upstream = new Agent({
-      connections: config.upstream.connectionsPerEndpoint,
+      connections: config.upstream.connectionsPerEndpoint ?? fitted.limits.maxInFlight,
       connect: { timeout: config.timeouts.connectMs },
       pipelining: 1,
     });
@@ -133,11 +134,10 @@ export class Router {
     const director = new Director({
       view: this.view,
       policyFor: (model) => policies.forModel(model),
-      thresholds: config.admission,
+      thresholds: { ...config.admission, maxInFlightPerEndpoint: perEndpointCap(config.admission.maxInFlightPerEndpoint, config.upstream.connectionsPerEndpoint) },
       countDecision: (policy, outcome) => this.metrics.countDecision(policy, outcome),
     });
     this.#shedLog = new ShedLog(this.logger);
-    const fitted = fitToFileLimit(config.admission);
     if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight) {
       this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits }, 'router caps lowered to fit the open-file limit');
     }
@@ -300,4 +300,16 @@ function authorizationRule(config: Config): AuthorizationRule {
   const key = file !== undefined ? readFileSync(file, 'utf8').trim() : config.upstream.apiKey;
   if (key !== undefined && key !== '') return { kind: 'replace', value: `Bearer ${key}` };
   return config.upstream.forwardClientAuthorization ? { kind: 'forward' } : { kind: 'strip' };
+}
+
+/**
+ * The in-flight count at which an endpoint is saturated: the configured
+ * admission cap, lowered to the upstream connection cap when that is set.
+ * A request over the connection cap would otherwise wait inside the HTTP
+ * client for a connection to free up: forwarded as far as the load view
+ * knows, but invisible to the engine's queue metrics and to shedding.
+ */
+export function perEndpointCap(admissionCap: number, connectionsPerEndpoint: number | undefined): number {
+  if (connectionsPerEndpoint === undefined) return admissionCap;
+  return admissionCap > 0 ? Math.min(admissionCap, connectionsPerEndpoint) : connectionsPerEndpoint;
 }

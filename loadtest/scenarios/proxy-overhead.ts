@@ -17,7 +17,7 @@ import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { runFacts } from './report.ts';
 import { Bars, factsLine, ms, pct, ratio, runIfMain, scenarioOptions, writeResults } from './results.ts';
-import { direct, startEngines, startNginxProxy, startPeer, startRouter, type System } from './systems.ts';
+import { startComparedSystems, startEngines, stopAll } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -56,13 +56,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
 
   const engines = await startEngines(1, MODEL, ['--max-seqs', '100000'], clientCore);
-  const systems: System[] = [direct(engines)];
+  const systems = await startComparedSystems(engines, MODEL, { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off' });
   try {
-    systems.push(await startNginxProxy(engines.urls, systemCore));
-    systems.push(await startRouter(engines.urls, systemCore === undefined ? {} : { core: systemCore }));
-    const peer = options.extra['peer'] === 'off' ? { unavailable: 'turned off with --peer off' } : await startPeer(engines.urls, MODEL, systemCore);
-    if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
-    else systems.push(peer);
     for (const system of systems) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
     }
@@ -190,7 +185,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     writeResults(options.out, 'proxy-overhead', facts, { plan, systems: systems.map((s) => ({ name: s.name, description: s.description })), bars: bars.list, closed: closed.map(strip), open: open.map(strip), streams: streams.map(strip) }, markdown, charts);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
-    for (const system of systems) await system.stop();
+    await stopAll(systems);
     await engines.stop();
   }
 }

@@ -88,3 +88,29 @@ export function rssBytes(pids: readonly number[]): number {
   }
   return total;
 }
+
+/**
+ * The engine directly, nginx, switchyard and (when it installs here) the
+ * vLLM project's router, all over the same engines; the proxies pinned to
+ * `core` when given.
+ */
+export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean }): Promise<System[]> {
+  const core = options.core === undefined ? {} : { core: options.core };
+  const systems: System[] = [direct(engines)];
+  try {
+    systems.push(await startNginxProxy(engines.urls, options.core));
+    systems.push(await startRouter(engines.urls, core));
+    const peer = options.peer ? await startPeer(engines.urls, model, options.core) : { unavailable: 'turned off with --peer off' };
+    if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
+    else systems.push(peer);
+  } catch (err) {
+    await stopAll(systems);
+    throw err;
+  }
+  return systems;
+}
+
+/** Stops every system, in order. */
+export async function stopAll(systems: readonly System[]): Promise<void> {
+  for (const system of systems) await system.stop();
+}

@@ -99,8 +99,10 @@ const upstream = z
       .number()
       .int()
       .positive()
-      .default(1_024)
-      .describe('Max open upstream connections per endpoint.'),
+      .optional()
+      .describe(
+        'Max open upstream connections per endpoint (default: the router-wide admission.maxInFlight). Every open request holds one, so an endpoint at this many counts as saturated: requests queue or shed visibly instead of waiting unseen for a connection.',
+      ),
   })
   .prefault({})
   .describe('How the router talks to the engines.');

@@ -183,3 +183,27 @@ describe('event-loop lag', () => {
     assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200);
   });
 });
+
+describe('upstream connection cap', () => {
+  let fleet: Fleet;
+  before(async () => {
+    // Every open request holds one upstream connection; the engine itself has room for 100.
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 100, ttftMs: 60_000 } }], ['--upstream-connections-per-endpoint', '2']);
+  });
+  after(() => fleet.close());
+
+  it('counts an endpoint at its connection cap as saturated: the next request is shed, not parked unseen', async () => {
+    const engine = fleet.engines[0]!;
+    const controller = new AbortController();
+    const held = Array.from({ length: 2 }, () =>
+      fetch(`${fleet.base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chat), signal: controller.signal }).catch(() => undefined),
+    );
+    await waitFor(() => engine.scheduler.running === 2);
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+    assert.equal(response.status, 429, 'without the cap in admission this request would wait for a connection for a minute');
+    assert.equal(errorOf(response).code, 'SWITCHYARD_OVERLOADED');
+    assert.equal(engine.requests, 2);
+    controller.abort();
+    await Promise.all(held);
+  });
+});
