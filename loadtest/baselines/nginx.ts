@@ -8,9 +8,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePorts } from './free-ports.ts';
 
 /** A running nginx. */
 export interface Nginx {
@@ -31,18 +31,6 @@ export function nginxBinary(): string | undefined {
     if (spawnSync(candidate, ['-v']).status === 0) return candidate;
   }
   return undefined;
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** The configuration file text. */
@@ -97,7 +85,7 @@ export async function startNginx(options: { readonly upstreams: readonly string[
   const binary = nginxBinary();
   if (binary === undefined) throw new Error('nginx is not installed (Debian: apt-get install nginx-light)');
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-nginx-'));
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   const maxConnections = options.maxConnections ?? 12_000;
   const config = join(dir, 'nginx.conf');
   writeFileSync(config, nginxConfig({ dir, port, upstreams: options.upstreams, maxConnections }));

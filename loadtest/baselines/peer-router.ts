@@ -15,11 +15,11 @@
  * run can skip the column rather than fail.
  */
 import { execFile, spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { atNormalPriority } from '../bench/processes.ts';
+import { freePorts } from './free-ports.ts';
 
 const INSTALL_SCRIPT = fileURLToPath(new URL('./install-peer-router.sh', import.meta.url));
 const PACKAGE = 'vllm-router';
@@ -98,7 +98,7 @@ export async function startPeerRouter(options: {
 
   // It always serves Prometheus metrics on a second port (0 is rejected, and
   // omitting the flag means 29000), so it gets a free port of its own too.
-  const [port, metricsPort] = await freePorts(2);
+  const [port, metricsPort] = (await freePorts(2)) as [number, number];
   const args = [
     '--host', '127.0.0.1',
     '--port', String(port),
@@ -211,29 +211,4 @@ function readableTail(output: string): string {
     .split('\n')
     .filter((line) => !line.startsWith('DEBUG: ') && line.trim() !== '')
     .join('\n');
-}
-
-/** `count` distinct ports that were free a moment ago on 127.0.0.1 (held open together so they differ). */
-async function freePorts(count: number): Promise<[number, number, ...number[]]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      servers.push(server);
-      ports.push(
-        await new Promise<number>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => {
-            const address = server.address();
-            if (typeof address === 'object' && address !== null) resolve(address.port);
-            else reject(new Error('no port'));
-          });
-        }),
-      );
-    }
-    return ports as [number, number, ...number[]];
-  } finally {
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-  }
 }

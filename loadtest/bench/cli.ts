@@ -1,181 +1,156 @@
 /**
- * `switchyard bench` / `npm run bench`: router vs direct-to-engine, measured
- * in the same run, for non-streaming and streaming chat. Prints a Markdown
- * table and writes JSON plus Markdown under loadtest/results/.
+ * `switchyard bench <scenario>` / `npm run bench -- <scenario>`: runs one
+ * harness scenario, or `all` of them. Every scenario measures its baselines
+ * in the same run, prints a Markdown report with a pass/fail verdict, and
+ * writes JSON, Markdown and SVG charts under loadtest/results/.
+ * `all --docs` regenerates docs/benchmarks.md and its charts from the run.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runClosedLoop, type RunSpec } from './load-generator.ts';
-import { canPin, cpuTimeMs, startSwitchyard, waitForModels } from './processes.ts';
-import { summarize } from './stats.ts';
+import { DEFAULT_OUT } from '../scenarios/results.ts';
 
-const USAGE = `Usage: switchyard bench [--duration-s N] [--warmup-s N] [--concurrency N] [--stream-concurrency N] [--out DIR]
+/** One scenario: how to run it and what it is, for the usage text and the docs. */
+interface ScenarioEntry {
+  readonly name: string;
+  readonly title: string;
+  /** What it does and what its verdict checks, for docs/benchmarks.md. */
+  readonly about: string;
+  run(argv: readonly string[]): Promise<number>;
+}
 
-Starts an engine simulator and a router (pinned to core 0 when taskset works),
-then measures direct-to-engine and through-the-router requests/s and latency,
-non-streaming and streaming, in the same run.
+const SCENARIOS: readonly ScenarioEntry[] = [
+  {
+    name: 'proxy-overhead',
+    title: 'Proxy overhead: switchyard vs the engine directly, nginx and the vLLM router',
+    about:
+      'One engine simulator; nginx, switchyard and the vLLM project router each pinned to core 0, the engine and the load generator on core 1. Closed-loop throughput of small non-streamed chat at rising concurrency; open-loop latency at fractions of the router\'s measured maximum (several runs at 50% for the p99 bar); 1,000 long streams arriving over 2 s for time to first token. Bars: ≥ 0.45× nginx requests/s; added p99 ≤ 2 ms over direct at 50% load; streaming TTFT p50 and p99 ≤ 1.2× nginx.',
+    run: async (argv) => (await import('../scenarios/proxy-overhead.ts')).proxyOverhead(argv),
+  },
+  {
+    name: 'tool-call-integrity',
+    title: 'Tool-call integrity at ≥ 800 requests/s',
+    about:
+      'The seed report: 200 users, chat requests offering a tool answered with > 1 KiB arguments, half streamed, ramping to 900 requests/s through one router over two engines that split their writes at random bytes, until 100,000 requests were checked. Bars: zero malformed or interleaved payloads, zero other failures, ≥ 100,000 checked, ≥ 800 requests/s after the ramp.',
+    run: async (argv) => (await import('../scenarios/tool-call-integrity.ts')).toolCallIntegrity(argv),
+  },
+  {
+    name: 'burst-concurrency',
+    title: 'Burst concurrency: 10,000 at 2,000, then 10,000 open streams',
+    about:
+      'The `ab -n 10000 -c 2000` report through one router, then as many concurrent long-lived streams as one process can hold here (10,000 asked), with `/livez` sampled every 50 ms from its own process. Bars: no resets or errors, all streams open at once and complete, router RSS < 1 GiB, `/livez` answered throughout.',
+    run: async (argv) => (await import('../scenarios/burst-concurrency.ts')).burstConcurrency(argv),
+  },
+  {
+    name: 'overload',
+    title: 'Overload: 3× fleet capacity',
+    about: 'Three engines (4/4/64 slots, ~1 s per request) offered three times what they serve, shedding on (maxWaiting 0 and the default 5) and off, then a 10,000-request burst and 3,000 new connections in a second. Bars from the admission issue: served near capacity, admitted TTFT near unloaded, no 5xx or resets, fast 429s, `/livez` unaffected.',
+    run: async (argv) => (await import('../scenarios/overload.ts')).overload(argv),
+  },
+  {
+    name: 'routing-quality',
+    title: 'Routing quality: policies on a heterogeneous fleet',
+    about: 'Four engines of different sizes and speeds at 85% of measured capacity, the same Poisson arrivals replayed per policy. Bar: least-load p99 TTFT below round-robin without shedding more.',
+    run: async (argv) => (await import('../scenarios/routing-quality.ts')).routingQuality(argv),
+  },
+  {
+    name: 'large-prompts',
+    title: 'Large prompts: 200 KB bodies at rising concurrency',
+    about: 'Streaming chat with a 200 KB prompt through each proxy (pinned to core 0) vs the engine directly. Reports the time to first token each proxy adds; bar: switchyard TTFT p50 ≤ 1.2× nginx at each concurrency.',
+    run: async (argv) => (await import('../scenarios/large-prompts.ts')).largePrompts(argv),
+  },
+  {
+    name: 'replicas',
+    title: 'Replicas: several routers behind one spreader',
+    about: '1, 2 and 3 router processes behind nginx round-robin over the same four engines at 70% load, every request part of one of 400 conversations. Bars: no failures; replicas keep conversations on one engine as well as a single router does (no shared state needed for that: every replica hashes the same endpoint set).',
+    run: async (argv) => (await import('../scenarios/replicas.ts')).replicas(argv),
+  },
+];
+
+const USAGE = `Usage: switchyard bench <scenario> [--quick | --smoke] [--quiet] [--out DIR] [--generators N] [scenario flags]
+       switchyard bench all [--quick | --smoke] [--docs]
+
+Scenarios:
+${SCENARIOS.map((s) => `  ${s.name.padEnd(20)} ${s.title}`).join('\n')}
+  ${'all'.padEnd(20)} every scenario in turn; --docs regenerates docs/benchmarks.md from the run
+
+--quick runs shorter versions (minutes); --smoke runs seconds-long versions that
+judge correctness only (CI). Results: JSON, Markdown and SVG charts in --out
+(default loadtest/results/).
 `;
 
-interface BenchOptions {
-  durationS: number;
-  warmupS: number;
-  concurrency: number;
-  streamConcurrency: number;
-  out: string;
-}
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 
-function parse(argv: readonly string[]): BenchOptions | undefined {
-  const options: BenchOptions = {
-    durationS: 10,
-    warmupS: 2,
-    concurrency: 32,
-    streamConcurrency: 200,
-    out: fileURLToPath(new URL('../results', import.meta.url)),
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = argv[i + 1];
-    if (flag === '--help' || flag === '-h') return undefined;
-    if (value === undefined) throw new Error(`${String(flag)} needs a value`);
-    i++;
-    if (flag === '--duration-s') options.durationS = Number(value);
-    else if (flag === '--warmup-s') options.warmupS = Number(value);
-    else if (flag === '--concurrency') options.concurrency = Number(value);
-    else if (flag === '--stream-concurrency') options.streamConcurrency = Number(value);
-    else if (flag === '--out') options.out = value;
-    else throw new Error(`unknown flag ${String(flag)}`);
-  }
-  return options;
-}
-
-interface Row {
-  readonly scenario: string;
-  readonly target: 'direct' | 'router';
-  readonly concurrency: number;
-  readonly requests: number;
-  readonly errors: number;
-  readonly errorExamples: string[];
-  readonly rps: number;
-  readonly latencyMs: ReturnType<typeof summarize>;
-  readonly firstByteMs: ReturnType<typeof summarize>;
-  /** Share of one core the measured server process used during the run (0-1), when /proc tells. */
-  readonly serverCpu: number | undefined;
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-const fmt = (n: number) => (Number.isNaN(n) ? '-' : n >= 100 ? n.toFixed(0) : n.toFixed(2));
-
-function markdown(rows: readonly Row[], facts: Record<string, unknown>): string {
-  const lines = [
-    `Machine: ${String(facts['cpu'])} × ${String(facts['cores'])} cores, ${String(facts['memoryGiB'])} GiB, Node ${String(facts['node'])}, commit ${String(facts['commit'])}, router pinned: ${String(facts['pinned'])}`,
-    '',
-    '| scenario | target | concurrency | requests | errors | req/s | latency p50 ms | latency p99 ms | first byte p50 ms | first byte p99 ms | server CPU (of one core) | router/direct req/s |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const row of rows) {
-    const direct = rows.find((r) => r.scenario === row.scenario && r.target === 'direct');
-    const ratio = row.target === 'router' && direct ? (row.rps / direct.rps).toFixed(2) : '';
-    lines.push(
-      `| ${row.scenario} | ${row.target} | ${row.concurrency} | ${row.requests} | ${row.errors} | ${fmt(row.rps)} | ${fmt(row.latencyMs.p50)} | ${fmt(row.latencyMs.p99)} | ${fmt(row.firstByteMs.p50)} | ${fmt(row.firstByteMs.p99)} | ${row.serverCpu === undefined ? '-' : `${Math.round(row.serverCpu * 100)}%`} | ${ratio} |`,
-    );
-  }
-  return lines.join('\n');
-}
-
-/** Entry point; returns the exit code (1 when any request failed). */
-export async function bench(argv: readonly string[]): Promise<number> {
-  const options = parse(argv);
-  if (options === undefined) {
-    console.log(USAGE);
-    return 0;
-  }
-  const pinned = canPin();
-  if (pinned) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const engine = await startSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', 'bench', '--max-seqs', '100000'], 'engine simulator listening', pinned ? 1 : undefined);
-  const enginePort = engine.ports['port'] as number;
-  const router = await startSwitchyard(
-    ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', `http://127.0.0.1:${enginePort}`, '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0'],
-    'switchyard listening',
-    pinned ? 0 : undefined,
-  );
-  const rows: Row[] = [];
-  try {
-    await waitForModels(`http://127.0.0.1:${router.ports['traffic'] as number}`);
-    const targets = { direct: `http://127.0.0.1:${enginePort}`, router: `http://127.0.0.1:${router.ports['traffic'] as number}` } as const;
-    const scenarios: { name: string; stream: boolean; concurrency: number; headers: Record<string, string> }[] = [
-      { name: 'chat non-stream (16 tokens, no engine delay)', stream: false, concurrency: options.concurrency, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0' } },
-      { name: 'chat stream (32 tokens, ttft 5 ms, itl 1 ms)', stream: true, concurrency: options.streamConcurrency, headers: { 'x-sim-ttft-ms': '5', 'x-sim-itl-ms': '1', 'x-sim-output-tokens': '32' } },
-    ];
-    for (const scenario of scenarios) {
-      for (const target of ['direct', 'router'] as const) {
-        const spec: RunSpec = {
-          target: targets[target],
-          path: '/v1/chat/completions',
-          body: JSON.stringify({ model: 'bench', stream: scenario.stream, messages: [{ role: 'user', content: 'Say something short.' }] }),
-          headers: scenario.headers,
-          stream: scenario.stream,
-          concurrency: scenario.concurrency,
-          warmupMs: options.warmupS * 1000,
-          durationMs: options.durationS * 1000,
-        };
-        const server = target === 'router' ? router.child.pid : engine.child.pid;
-        const cpuBefore = cpuTimeMs(server);
-        const wallBefore = performance.now();
-        const samples = await runClosedLoop(spec);
-        const cpuAfter = cpuTimeMs(server);
-        const serverCpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / (performance.now() - wallBefore);
-        const row: Row = {
-          scenario: scenario.name,
-          target,
-          concurrency: scenario.concurrency,
-          requests: samples.latencies.length,
-          errors: samples.errors,
-          errorExamples: samples.errorExamples,
-          rps: samples.latencies.length / (samples.windowMs / 1000),
-          latencyMs: summarize(samples.latencies),
-          firstByteMs: summarize(samples.ttfb),
-          serverCpu,
-        };
-        rows.push(row);
-        console.error(`${scenario.name} / ${target}: ${fmt(row.rps)} req/s, p99 ${fmt(row.latencyMs.p99)} ms, errors ${row.errors}`);
-        if (row.serverCpu !== undefined && row.serverCpu < 0.85) {
-          console.error(`  note: the ${target} process used ${Math.round(row.serverCpu * 100)}% of its core: the load generator, not the server, set this rate`);
-        }
-      }
+/** Runs every scenario into one folder; with `--docs`, rewrites docs/benchmarks.md from it. */
+async function runAll(argv: readonly string[]): Promise<number> {
+  const docs = argv.includes('--docs');
+  const passThrough = argv.filter((a) => a !== '--docs');
+  const outIndex = passThrough.indexOf('--out');
+  const out = outIndex >= 0 ? (passThrough[outIndex + 1] as string) : join(DEFAULT_OUT, `all-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const args = outIndex >= 0 ? passThrough : [...passThrough, '--out', out];
+  const outcomes: { name: string; code: number; seconds: number }[] = [];
+  for (const scenario of SCENARIOS) {
+    console.error(`\n== ${scenario.name}`);
+    const started = performance.now();
+    let code: number;
+    try {
+      code = await scenario.run(args);
+    } catch (err) {
+      console.error(err);
+      code = 1;
     }
-  } finally {
-    await router.stop();
-    await engine.stop();
+    outcomes.push({ name: scenario.name, code, seconds: (performance.now() - started) / 1000 });
   }
-  const facts = {
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: cpus().length,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    commit: gitCommit(),
-    pinned: pinned ? 'router on core 0; engine and load generator on core 1' : 'no (taskset unavailable)',
-    date: new Date().toISOString(),
-    options,
-  };
-  const table = markdown(rows, facts);
-  mkdirSync(options.out, { recursive: true });
-  const stamp = facts.date.replace(/[:.]/g, '-');
-  writeFileSync(join(options.out, `bench-${stamp}.json`), JSON.stringify({ facts, rows }, null, 2));
-  writeFileSync(join(options.out, `bench-${stamp}.md`), `${table}\n`);
-  console.log(table);
-  return rows.some((r) => r.errors > 0) ? 1 : 0;
+  console.error(`\n${outcomes.map((o) => `${o.name}: ${o.code === 0 ? 'PASS' : 'FAIL'} (${o.seconds.toFixed(0)} s)`).join('\n')}`);
+  if (docs) writeDocs(out, args, outcomes);
+  return outcomes.every((o) => o.code === 0) ? 0 : 1;
 }
 
+/** docs/benchmarks.md and docs/benchmarks/*.svg from the results in `out`. */
+function writeDocs(out: string, args: readonly string[], outcomes: readonly { name: string; code: number; seconds: number }[]): void {
+  const charts = join(DOCS, 'benchmarks');
+  mkdirSync(charts, { recursive: true });
+  const files = readdirSync(out);
+  const sections = SCENARIOS.map((scenario) => {
+    const latest = files.includes(`${scenario.name}-latest.md`) ? readFileSync(join(out, `${scenario.name}-latest.md`), 'utf8').trim() : '_No result: the scenario did not finish._';
+    const svgs = files.filter((f) => f.startsWith(`${scenario.name}-`) && f.endsWith('.svg')).sort();
+    for (const svg of svgs) copyFileSync(join(out, svg), join(charts, svg));
+    const outcome = outcomes.find((o) => o.name === scenario.name);
+    return [
+      `## ${scenario.title}`,
+      '',
+      `\`npm run bench -- ${scenario.name}\` (${outcome === undefined ? '' : `${outcome.code === 0 ? 'PASS' : 'FAIL'}, ${outcome.seconds.toFixed(0)} s`})`,
+      '',
+      scenario.about,
+      '',
+      latest.replace(/^#{1,3} /gm, '#### '),
+      ...svgs.map((svg) => `\n![${svg}](benchmarks/${svg})`),
+    ].join('\n');
+  });
+  const text = [
+    '# Benchmarks',
+    '',
+    'Generated by `npm run bench -- all --docs` from one run of every scenario in `loadtest/` (do not edit by hand; the reading of these numbers is in [performance.md](performance.md)). Each scenario measures its baselines (the engine directly, nginx, the vLLM project router where it installs) in the same run, on the machine named in its header. Rerun any one with the command under its heading; `--quick` gives a shorter version. Latency is from the scheduled send time in open-loop runs, so a stalled target is charged for the requests it kept waiting; every row says whether the load generator kept up.',
+    '',
+    `Run: \`npm run bench -- all ${args.filter((a, i) => a !== '--out' && args[i - 1] !== '--out').join(' ')} --docs\``.replace(/ +--docs/, ' --docs').replace('all  ', 'all '),
+    '',
+    ...sections.flatMap((s) => [s, '']),
+  ].join('\n');
+  writeFileSync(join(DOCS, 'benchmarks.md'), text);
+  console.error(`wrote ${join(DOCS, 'benchmarks.md')}`);
+}
+
+/** Entry point; returns the exit code. */
+export async function bench(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === 'all') return runAll(rest);
+  const scenario = SCENARIOS.find((s) => s.name === name);
+  if (scenario === undefined) {
+    console.log(USAGE);
+    return name === undefined || name === '--help' || name === '-h' ? 0 : 2;
+  }
+  return scenario.run(rest);
+}
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   bench(process.argv.slice(2)).then(

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { EngineSimulator } from '../sim/server.ts';
 import { runLoad } from './generator.ts';
-import { runGenerators, splitSpec } from './generators.ts';
+import { mergeResults, runGenerators, splitSpec } from './generators.ts';
 import { Histogram } from './histogram.ts';
 import type { LoadSpec } from './load-spec.ts';
 
@@ -85,4 +85,22 @@ test('several generator processes split the work and their results add up', asyn
     assert.equal(run.processes.length, 2);
     assert.ok(run.processes.every((p) => p.cpuShare > 0));
   });
+});
+
+test('merged results add up and name a generator that ran out of CPU or fell behind', () => {
+  const lag = new Histogram();
+  for (let i = 0; i < 100; i++) lag.record(i < 95 ? 0.1 : 40);
+  const e2e = new Histogram();
+  e2e.record(5);
+  const base = { measured: 10, ok: 9, shed: 0, failed: 1, failureKinds: { reset: 1 }, failureExamples: [], e2e: e2e.snapshot(), ttft: e2e.snapshot(), itl: new Histogram().snapshot(), sendLag: new Histogram().snapshot(), timeline: [4, 5], windowMs: 1000, cpuShare: 0.3, loopDelayP99Ms: 11 };
+  const calm = mergeResults([base, { ...base, timeline: [1, 2, 3] }]);
+  assert.equal(calm.generatorBottleneck, undefined);
+  assert.deepEqual(calm.timeline, [5, 7, 3]);
+  assert.equal(calm.ok, 18);
+  assert.deepEqual(calm.failureKinds, { reset: 2 });
+  assert.equal(Histogram.of([calm.e2e]).count, 2);
+  const busy = mergeResults([base, { ...base, cpuShare: 0.97, sendLag: lag.snapshot() }]);
+  assert.match(busy.generatorBottleneck ?? '', /generator 1 used 97% of a core/);
+  assert.match(busy.generatorBottleneck ?? '', /generator 1 sent late \(p99 40 ms/);
+  assert.doesNotMatch(busy.generatorBottleneck ?? '', /generator 0/);
 });

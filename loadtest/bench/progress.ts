@@ -37,12 +37,13 @@ export class ProgressLine {
     const sent = reports.reduce((n, p) => n + p.sent, 0);
     const failed = reports.reduce((n, p) => n + p.failed, 0);
     const shed = reports.reduce((n, p) => n + p.shed, 0);
-    const rate = this.#previousAt === 0 ? 0 : ((sent - this.#previousSent) * 1000) / (now - this.#previousAt);
+    const rate = this.#previousAt === 0 ? '-' : (((sent - this.#previousSent) * 1000) / (now - this.#previousAt)).toFixed(0);
     this.#previousSent = sent;
     this.#previousAt = now;
     const latency = Histogram.of(reports.map((p) => p.e2e));
     const elapsed = Math.max(...reports.map((p) => p.elapsedMs)) / 1000;
-    const line = `${this.#label}: ${elapsed.toFixed(0)} s, ${sent} sent, ${rate.toFixed(0)}/s, ${failed} failed, ${shed} shed, p50 ${latency.quantile(0.5).toFixed(1)} ms, p99 ${latency.quantile(0.99).toFixed(1)} ms`;
+    const latencies = latency.count === 0 ? 'no response yet' : `p50 ${latency.quantile(0.5).toFixed(1)} ms, p99 ${latency.quantile(0.99).toFixed(1)} ms`;
+    const line = `${this.#label}: ${elapsed.toFixed(0)} s, ${sent} sent, ${rate}/s, ${failed} failed, ${shed} shed, ${latencies}`;
     if (this.#terminal) {
       process.stderr.write(`\r\x1b[2K${line}`);
       this.#wroteLine = true;

@@ -14,7 +14,7 @@ import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
 import { measure, type Measurement } from './measure.ts';
 import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { rssBytes, startEngines, startRouter, type System } from './systems.ts';
 
 const MODEL = 'burst-model';
@@ -125,13 +125,12 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
       xLabel: 'seconds',
       yLabel: 'open requests / RSS MiB',
       series: [
-        { name: 'open requests in the router', points: held.inFlight },
+        { name: 'open requests', points: held.inFlight },
         { name: 'router RSS (MiB)', dashed: true, points: held.rss.map(([t, b]) => [t, b / 2 ** 20] as const) },
       ],
       thresholds: [{ label: '1 GiB', y: 1024 }],
     });
-    const strip = (m: Measurement) => ({ ...m, run: { ...m.run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } });
-    writeResults(options.out, 'burst-concurrency', facts, { plan, streams, openFiles, bars: bars.list, burst: strip(burst.result), streamsRun: strip(held.result), rss: held.rss, inFlight: held.inFlight, livez }, markdown, [{ name: 'streams', svg: chart }]);
+    writeResults(options.out, 'burst-concurrency', facts, { plan, streams, openFiles, bars: bars.list, burst: withoutHistograms(burst.result), streamsRun: withoutHistograms(held.result), rss: held.rss, inFlight: held.inFlight, livez }, markdown, [{ name: 'streams', svg: chart }]);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
     await router?.stop();

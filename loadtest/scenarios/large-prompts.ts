@@ -12,7 +12,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runIfMain, signedMs, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
@@ -57,7 +57,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
     const facts = runFacts(`npm run bench -- large-prompts ${argv.join(' ')}`.trim());
     const rows = runs.map((m) => {
       const floor = at('direct', Number(m.label.split(' ')[1]));
-      const added = floor === undefined || m.system === 'direct' ? '' : `+${ms(m.ttft.p50 - floor.ttft.p50)} / +${ms(m.ttft.p99 - floor.ttft.p99)}`;
+      const added = floor === undefined || m.system === 'direct' ? '' : `${signedMs(m.ttft.p50 - floor.ttft.p50)} / ${signedMs(m.ttft.p99 - floor.ttft.p99)}`;
       return `| ${m.system} | ${m.label} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${((m.rps * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${added} | ${pct(m.systemCpu)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
     });
     const markdown = [
@@ -83,8 +83,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         { name: `${s.name} p50`, dashed: true, points: runs.filter((m) => m.system === s.name).map((m) => [Number(m.label.split(' ')[1]), m.ttft.p50] as const) },
       ]),
     });
-    const strip = (m: Measurement) => ({ ...m, run: { ...m.run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } });
-    writeResults(options.out, 'large-prompts', facts, { plan, promptBytes: PROMPT_BYTES, bars: bars.list, runs: runs.map(strip) }, markdown, [{ name: 'ttft', svg: chart }]);
+    writeResults(options.out, 'large-prompts', facts, { plan, promptBytes: PROMPT_BYTES, bars: bars.list, runs: runs.map(withoutHistograms) }, markdown, [{ name: 'ttft', svg: chart }]);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
     await stopAll(systems);

@@ -31,6 +31,8 @@ export interface OverloadRun {
   readonly peakWaiting: number[];
   readonly livezMs: LatencySummary | undefined;
   readonly livezFailures: number;
+  /** Each engine's waiting queue, every 500 ms from the start of the run (warm-up included). */
+  readonly queueDepth: readonly { readonly atS: number; readonly waiting: readonly number[] }[];
 }
 
 /** The seed report's burst. */

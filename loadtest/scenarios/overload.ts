@@ -7,20 +7,19 @@
  *
  *   npm run bench:overload -- [--duration-s 60] [--quick]
  */
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { atNormalPriority, canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
+import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { sampleProbe } from './livez-probe.ts';
 import { runFacts } from './report.ts';
+import { runIfMain, writeResults, type Chart } from './results.ts';
+import { lineChart } from '../report/svg-chart.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 
 const MODEL = 'overload-model';
@@ -52,7 +51,7 @@ interface Options {
 function options(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, out: { type: 'string' } },
+    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, quiet: { type: 'boolean', default: false }, out: { type: 'string' } },
   });
   const quick = values.quick === true || values.smoke === true;
   return {
@@ -128,6 +127,21 @@ async function play(name: string, ratePerS: number, opts: Options, maxWaiting: n
     peakWaiting: FLEET.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
     livezMs: withProbe ? summarize(probeLatencies.filter((ms) => ms >= 0)) : undefined,
     livezFailures: probeLatencies.filter((ms) => ms < 0).length,
+    // Every 500 ms is enough for a chart and keeps the JSON small.
+    queueDepth: samples.filter((_, i) => i % 5 === 0).map((s) => ({ atS: s.at / 1000, waiting: s.waiting })),
+  };
+}
+
+/** Each engine's waiting queue over one run, as a chart. */
+function queueChart(run: OverloadRun): Chart {
+  return {
+    name: `queues-${run.maxWaitingSetting === 'off' ? 'shedding-off' : `max-waiting-${run.maxWaitingSetting}`}`,
+    svg: lineChart({
+      title: `Engine queues at 3× capacity: ${run.name}`,
+      xLabel: 'seconds (warm-up included)',
+      yLabel: 'requests waiting in the engine',
+      series: FLEET.map((engine, i) => ({ name: `${engine.name} (${engine.maxSeqs} slots)`, points: run.queueDepth.map((s) => [s.atS, s.waiting[i] as number] as const) })),
+    }),
   };
 }
 
@@ -240,22 +254,11 @@ export async function overload(argv: readonly string[]): Promise<number> {
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
   const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, onDefault, off, burst: seed, connections };
   const verdict = overloadVerdict(result);
-  const md = overloadMarkdown(result, verdict);
-  mkdirSync(opts.out, { recursive: true });
-  const stamp = facts.date.replace(/[:.]/g, '-');
-  writeFileSync(join(opts.out, `overload-${stamp}.json`), JSON.stringify({ ...result, verdict }, null, 2));
-  writeFileSync(join(opts.out, `overload-${stamp}.md`), md);
-  console.log(md);
+  const md = `${overloadMarkdown(result, verdict)}\n\nCharts: \`overload-queues-*.svg\` (each engine's waiting queue over the run).`;
+  const { facts: _facts, ...data } = result;
+  writeResults(opts.out, 'overload', facts, { ...data, verdict }, md, [on, onDefault, off].map(queueChart));
   const decisive = opts.smoke ? verdict.checks.filter((c) => c.correctness) : verdict.checks;
   return decisive.every((c) => c.pass) ? 0 : 1;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  overload(process.argv.slice(2)).then(
-    (code) => (process.exitCode = code),
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, overload);

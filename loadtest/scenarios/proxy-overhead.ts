@@ -16,8 +16,8 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, ratio, runIfMain, scenarioOptions, writeResults } from './results.ts';
-import { startComparedSystems, startEngines, stopAll } from './systems.ts';
+import { Bars, factsLine, ms, pct, ratio, runIfMain, signedMs, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -56,8 +56,9 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
 
   const engines = await startEngines(1, MODEL, ['--max-seqs', '100000'], clientCore);
-  const systems = await startComparedSystems(engines, MODEL, { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off' });
+  let systems: System[] = [];
   try {
+    systems = await startComparedSystems(engines, MODEL, { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off' });
     for (const system of systems) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
     }
@@ -119,7 +120,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         'speed',
         `added p99 ≤ 2 ms over direct at 50% of the router's max (${Math.round(routerMax / 2)} req/s, open loop${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
         added <= 2,
-        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${added >= 0 ? '+' : ''}${ms(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms)`,
+        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms)`,
       );
     }
     const ttft = (name: string, q: 'p50' | 'p99') => median(streams.filter((m) => m.system === name).map((m) => m.ttft[q]));
@@ -181,8 +182,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         }),
       },
     ];
-    const strip = (m: Measurement) => ({ ...m, run: { ...m.run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } });
-    writeResults(options.out, 'proxy-overhead', facts, { plan, systems: systems.map((s) => ({ name: s.name, description: s.description })), bars: bars.list, closed: closed.map(strip), open: open.map(strip), streams: streams.map(strip) }, markdown, charts);
+    writeResults(options.out, 'proxy-overhead', facts, { plan, systems: systems.map((s) => ({ name: s.name, description: s.description })), bars: bars.list, closed: closed.map(withoutHistograms), open: open.map(withoutHistograms), streams: streams.map(withoutHistograms) }, markdown, charts);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
     await stopAll(systems);

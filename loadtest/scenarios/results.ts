@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Histogram, type HistogramSnapshot, type Percentiles } from '../bench/histogram.ts';
 import { writeChart } from '../report/svg-chart.ts';
+import type { Measurement } from './measure.ts';
 import type { RunFacts } from './report.ts';
 
 /** Where results go unless `--out` says otherwise. */
@@ -82,6 +83,8 @@ export class Bars {
 
 /** Milliseconds for tables: one decimal below 100, whole above; `-` for NaN. */
 export const ms = (n: number): string => (Number.isNaN(n) ? '-' : n >= 100 ? n.toFixed(0) : n.toFixed(1));
+/** A difference in milliseconds with its sign. */
+export const signedMs = (n: number): string => (Number.isNaN(n) ? '-' : `${n >= 0 ? '+' : '−'}${ms(Math.abs(n))}`);
 /** A ratio with two decimals. */
 export const ratio = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '-');
 /** A share as a whole percentage. */
@@ -90,6 +93,12 @@ export const pct = (n: number): string => (Number.isFinite(n) ? `${Math.round(n 
 /** Percentiles of a histogram snapshot. */
 export function percentiles(snapshot: HistogramSnapshot): Percentiles {
   return Histogram.of([snapshot]).percentiles();
+}
+
+/** A measurement without its histograms (their percentiles are already in it), for the JSON results. */
+export function withoutHistograms(m: Measurement): Omit<Measurement, 'run'> & { run: Omit<Measurement['run'], 'e2e' | 'ttft' | 'itl' | 'sendLag'> } {
+  const { e2e: _e2e, ttft: _ttft, itl: _itl, sendLag: _sendLag, ...run } = m.run;
+  return { ...m, run };
 }
 
 /** The machine-facts header line every report starts with. */

@@ -8,12 +8,11 @@
  * Retry-After counts as shed, not failed) or least-load did not beat
  * round-robin on p99 TTFT without shedding more (see report.ts verdict()).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeFleet, FLEET, fleetCapacityPerS, measureServiceMs, nominalServiceMs, startFleet } from './fleet.ts';
 import { poissonSchedule } from './poisson.ts';
 import { markdown, runFacts, verdict, type ScenarioFacts } from './report.ts';
+import { runIfMain, writeResults } from './results.ts';
 import { runPolicy, type PolicyResult } from './run-policy.ts';
 
 const USAGE = `Usage: node loadtest/scenarios/routing-quality.ts [options]
@@ -69,6 +68,8 @@ function parse(argv: readonly string[]): Options | undefined {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     if (flag === '--help' || flag === '-h') return undefined;
+    // It prints one line per policy, never a live line: quiet is its only mode.
+    if (flag === '--quiet') continue;
     if (flag === '--quick' || flag === '--smoke') {
       options.durationS = 3;
       options.warmupS = 2;
@@ -151,22 +152,10 @@ export async function routingQuality(argv: readonly string[]): Promise<number> {
   const facts = runFacts(`npm run bench:routing${argv.length > 0 ? ` -- ${argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}` : ''}`);
   const outcome = verdict(results);
   const report = markdown(results, scenario, facts, outcome);
-  mkdirSync(options.out, { recursive: true });
-  const stamp = facts.date.replace(/[:.]/g, '-');
-  writeFileSync(join(options.out, `routing-quality-${stamp}.json`), JSON.stringify({ facts, options, scenario, results, verdict: outcome }, null, 2));
-  writeFileSync(join(options.out, `routing-quality-${stamp}.md`), `${report}\n`);
-  console.log(report);
+  writeResults(options.out, 'routing-quality', facts, { options, scenario, results, verdict: outcome }, report);
   // CI smoke: only failed requests decide; which policy wins in a 3 s window on a shared machine proves nothing.
   if (options.smoke) return results.every((r) => r.errors === 0) ? 0 : 1;
   return outcome.pass ? 0 : 1;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  routingQuality(process.argv.slice(2)).then(
-    (code) => (process.exitCode = code),
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, routingQuality);

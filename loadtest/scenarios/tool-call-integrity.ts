@@ -13,7 +13,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure } from './measure.ts';
 import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { startEngines, startRouter, type System } from './systems.ts';
 
 const MODEL = 'tools-model';
@@ -66,7 +66,9 @@ export async function toolCallIntegrity(argv: readonly string[]): Promise<number
     const corrupt = run.failureKinds['corrupt'] ?? 0;
     bars.check('correctness', 'zero malformed or interleaved payloads', corrupt === 0, `${corrupt} of ${run.measured}`);
     bars.check('correctness', 'zero other failures (resets, timeouts, 5xx, unexpected 429)', run.failed - corrupt === 0 && run.shed === 0, `${run.failed - corrupt} failed, ${run.shed} shed${run.failed > corrupt ? ` (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`);
-    bars.check(options.quick ? 'speed' : 'correctness', '≥ 100,000 requests checked', run.ok >= 100_000, `${run.ok} valid of ${run.measured}`);
+    // The issue's count is for the full run; shorter runs are held to the count they were asked for.
+    const wanted = options.quick ? requests : Math.max(requests, 100_000);
+    bars.check('correctness', `≥ ${wanted.toLocaleString('en')} requests checked${options.quick ? ' (full run: 100,000)' : ''}`, run.ok >= wanted, `${run.ok} valid of ${run.measured}`);
     bars.check('speed', '≥ 800 requests/s sustained after the ramp', plateauRate >= 800, `${plateauRate.toFixed(0)} req/s mean over ${plateau.length} s (peak second ${peak})${run.generatorBottleneck === undefined ? '' : `; load generator: ${run.generatorBottleneck}`}`);
 
     const facts = runFacts(`npm run bench -- tool-call-integrity ${argv.join(' ')}`.trim());
@@ -85,7 +87,7 @@ export async function toolCallIntegrity(argv: readonly string[]): Promise<number
       'Chart: `tool-call-integrity-throughput.svg` (valid responses per second).',
     ].join('\n');
     const chart = lineChart({ title: 'Tool-call integrity: valid responses per second', xLabel: 'seconds since start', yLabel: 'valid responses/s', series: [{ name: 'through switchyard', points: run.timeline.map((n, s) => [s, n] as const) }], thresholds: [{ label: '800 req/s', y: 800 }] });
-    writeResults(options.out, 'tool-call-integrity', facts, { preset, requests, rate, bars: bars.list, measurement: { ...m, run: { ...run, e2e: undefined, ttft: undefined, itl: undefined, sendLag: undefined } } }, markdown, [{ name: 'throughput', svg: chart }]);
+    writeResults(options.out, 'tool-call-integrity', facts, { preset, requests, rate, bars: bars.list, measurement: withoutHistograms(m) }, markdown, [{ name: 'throughput', svg: chart }]);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
     await router?.stop();

@@ -50,6 +50,8 @@ export class EngineSimulator {
   readonly model: string;
   readonly knobs: SimKnobs;
   readonly scheduler = new SeqScheduler();
+  /** Inference requests received per `x-session-id`, to tell which engine served which conversation. */
+  readonly sessions = new Map<string, number>();
   readonly #server: Server;
   readonly #received = new Map<string, ReceivedRecord>();
   readonly #sent = new Map<string, SentRecord>();
@@ -123,7 +125,11 @@ export class EngineSimulator {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Inference requests only: scrapes and model listings must not look like routed traffic.
-    if (req.method === 'POST') this.#requests++;
+    if (req.method === 'POST') {
+      this.#requests++;
+      const sessionKey = req.headers['x-session-id'];
+      if (typeof sessionKey === 'string') this.sessions.set(sessionKey, (this.sessions.get(sessionKey) ?? 0) + 1);
+    }
     const path = (req.url ?? '/').split('?')[0] as string;
     const body = await readAll(req);
     const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
