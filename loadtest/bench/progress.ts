@@ -15,9 +15,10 @@ export class ProgressLine {
   readonly #latest: (LoadProgress | undefined)[];
   readonly #terminal = process.stderr.isTTY;
   readonly #quiet: boolean;
-  #printedAt = 0;
+  // The first line comes one interval in, when there is a rate to show.
+  #printedAt = performance.now();
   #previousSent = 0;
-  #previousAt = 0;
+  #previousAt = performance.now();
   #wroteLine = false;
 
   constructor(label: string, generators: number, quiet: boolean) {
@@ -37,7 +38,7 @@ export class ProgressLine {
     const sent = reports.reduce((n, p) => n + p.sent, 0);
     const failed = reports.reduce((n, p) => n + p.failed, 0);
     const shed = reports.reduce((n, p) => n + p.shed, 0);
-    const rate = this.#previousAt === 0 ? '-' : (((sent - this.#previousSent) * 1000) / (now - this.#previousAt)).toFixed(0);
+    const rate = (((sent - this.#previousSent) * 1000) / (now - this.#previousAt)).toFixed(0);
     this.#previousSent = sent;
     this.#previousAt = now;
     const latency = Histogram.of(reports.map((p) => p.e2e));
