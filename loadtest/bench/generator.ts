@@ -167,7 +167,7 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     const requestId = `${spec.idPrefix}-${n}`;
     const headers: Record<string, string> = { ...baseHeaders, 'x-request-id': requestId };
     if (spec.request.users > 0) headers['x-session-id'] = `user-${n % spec.request.users}`;
-    const expect = { toolCall: spec.request.tools, idContains: spec.request.checkIds ? requestId : undefined };
+    const expect = { toolCall: spec.request.tools, idSuffix: spec.request.checkIds ? requestId : undefined };
     const exchange = await exchangeOnce(pool, spec.request.path, headers, bodies[String(stream) as 'true' | 'false'], stream, expect);
     if (exchange.status === 429 && exchange.retryAfter) {
       if (inWindow) shed++;

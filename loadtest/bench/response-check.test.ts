@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkJsonResponse, StreamCheck, type Expectation } from './response-check.ts';
 
-const TOOLS: Expectation = { toolCall: true, idContains: 'req-1' };
+const TOOLS: Expectation = { toolCall: true, idSuffix: 'req-1' };
 
 function event(payload: unknown): string {
   return `data: ${JSON.stringify(payload)}\n\n`;
@@ -62,8 +62,8 @@ test('corruption is named: interleaving, broken arguments, missing name, framing
 
 test('keep-alive comments are allowed and the id check can be turned off', () => {
   const text = `: ping\n\n${event({ id: 'x', choices: [{ delta: { content: 'a' } }] })}data: [DONE]\n\n`;
-  assert.equal(check(text, { toolCall: false, idContains: undefined }).problem, undefined);
-  assert.match(check(text, { toolCall: false, idContains: 'req-9' }).problem ?? 'passed', /interleaved/);
+  assert.equal(check(text, { toolCall: false, idSuffix: undefined }).problem, undefined);
+  assert.match(check(text, { toolCall: false, idSuffix: 'req-9' }).problem ?? 'passed', /interleaved/);
 });
 
 test('non-streamed bodies: tool call arguments must parse and carry a name', () => {
@@ -71,6 +71,12 @@ test('non-streamed bodies: tool call arguments must parse and carry a name', () 
   assert.equal(checkJsonResponse(body(ARGS), TOOLS), undefined);
   assert.match(checkJsonResponse(body(ARGS.slice(1)), TOOLS) ?? 'passed', /do not parse/);
   assert.match(checkJsonResponse(body(ARGS, ''), TOOLS) ?? 'passed', /no function name/);
-  assert.match(checkJsonResponse(body(ARGS), { toolCall: true, idContains: 'req-2' }) ?? 'passed', /does not belong/);
+  assert.match(checkJsonResponse(body(ARGS), { toolCall: true, idSuffix: 'req-2' }) ?? 'passed', /does not belong/);
   assert.match(checkJsonResponse('{"id": ', TOOLS) ?? 'passed', /not JSON/);
+});
+
+test('the id check is a suffix match, so request 1 cannot pass for request 12', () => {
+  const text = `${event({ id: 'chatcmpl-run-12', choices: [{ delta: { content: 'a' } }] })}data: [DONE]\n\n`;
+  assert.match(check(text, { toolCall: false, idSuffix: 'run-1' }).problem ?? 'passed', /interleaved/);
+  assert.equal(check(text, { toolCall: false, idSuffix: 'run-12' }).problem, undefined);
 });

@@ -14,10 +14,11 @@ export interface Expectation {
   /** The request offered tools, so the answer must carry at least one tool call. */
   readonly toolCall: boolean;
   /**
-   * The response `id` must contain this (the engine derives its ids from the
-   * request id). Undefined skips the check, for peers that rewrite ids.
+   * The response `id` must end with this (the engine derives its ids from the
+   * request id; a suffix, not a substring, so request 1 cannot pass for
+   * request 12). Undefined skips the check, for peers that rewrite ids.
    */
-  readonly idContains: string | undefined;
+  readonly idSuffix: string | undefined;
 }
 
 /** Timing and outcome of one checked stream. */
@@ -102,8 +103,8 @@ export class StreamCheck {
     }
     const event = parsed as { id?: unknown; error?: unknown; choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown }[] };
     if (event.error !== undefined) return this.#fail(`error event: ${JSON.stringify(event.error).slice(0, 120)}`);
-    if (this.#expect.idContains !== undefined && (typeof event.id !== 'string' || !event.id.includes(this.#expect.idContains))) {
-      return this.#fail(`event id ${JSON.stringify(event.id)} does not belong to request ${this.#expect.idContains} (interleaved)`);
+    if (this.#expect.idSuffix !== undefined && (typeof event.id !== 'string' || !event.id.endsWith(this.#expect.idSuffix))) {
+      return this.#fail(`event id ${JSON.stringify(event.id)} does not belong to request ${this.#expect.idSuffix} (interleaved)`);
     }
     const choice = event.choices?.[0];
     if (choice === undefined) return;
@@ -149,8 +150,8 @@ export function checkJsonResponse(body: string, expect: Expectation): string | u
   } catch {
     return `body is not JSON: ${JSON.stringify(body.slice(0, 80))}`;
   }
-  if (expect.idContains !== undefined && (typeof parsed.id !== 'string' || !parsed.id.includes(expect.idContains))) {
-    return `response id ${JSON.stringify(parsed.id)} does not belong to request ${expect.idContains}`;
+  if (expect.idSuffix !== undefined && (typeof parsed.id !== 'string' || !parsed.id.endsWith(expect.idSuffix))) {
+    return `response id ${JSON.stringify(parsed.id)} does not belong to request ${expect.idSuffix}`;
   }
   const choice = parsed.choices?.[0];
   if (choice === undefined) return 'response has no choices';

@@ -156,7 +156,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       header,
       ...streams.map((m) => row(m, m.label)),
       '',
-      'Charts: `proxy-overhead-throughput.svg`, `proxy-overhead-latency.svg`.',
+      'Charts: `proxy-overhead-throughput.svg`, `proxy-overhead-latency-p99.svg`, `proxy-overhead-latency-p50.svg`.',
     ].join('\n');
     const charts = [
       {
@@ -168,19 +168,21 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
           series: systems.map((s) => ({ name: s.name, dashed: s.name === 'direct', points: closed.filter((m) => m.system === s.name).map((m) => [Number(m.label.split(' ')[1]), m.rps] as const) })),
         }),
       },
-      {
-        name: 'latency',
+      ...(['p99', 'p50'] as const).map((q) => ({
+        name: `latency-${q}`,
         svg: lineChart({
-          title: 'Latency vs offered load (open loop)',
+          title: `Latency ${q} vs offered load (open loop)`,
           xLabel: 'offered requests/s',
-          yLabel: 'latency ms',
+          yLabel: `latency ${q} ms`,
           logY: true,
-          series: systems.flatMap((s) => [
-            { name: `${s.name} p99`, points: open.filter((m) => m.system === s.name).map((m) => [m.offered, m.e2e.p99] as const) },
-            { name: `${s.name} p50`, dashed: true, points: open.filter((m) => m.system === s.name).map((m) => [m.offered, m.e2e.p50] as const) },
-          ]),
+          // Repeated runs at one load level (the 50% bar) are drawn as their median.
+          series: systems.map((s) => {
+            const runs = open.filter((m) => m.system === s.name);
+            const levels = [...new Set(runs.map((m) => m.offered))].sort((a, b) => a - b);
+            return { name: s.name, dashed: s.name === 'direct', points: levels.map((offered) => [offered, median(runs.filter((m) => m.offered === offered).map((m) => m.e2e[q]))] as const) };
+          }),
         }),
-      },
+      })),
     ];
     writeResults(options.out, 'proxy-overhead', facts, { plan, systems: systems.map((s) => ({ name: s.name, description: s.description })), bars: bars.list, closed: closed.map(withoutHistograms), open: open.map(withoutHistograms), streams: streams.map(withoutHistograms) }, markdown, charts);
     return bars.pass(options.smoke) ? 0 : 1;
