@@ -62,7 +62,7 @@ const SCENARIOS: readonly ScenarioEntry[] = [
   {
     name: 'replicas',
     title: 'Replicas: several routers behind one spreader',
-    about: '1, 2 and 3 router processes behind nginx round-robin over the same four engines at 70% load, every request part of one of 400 conversations. Bars: no failures; replicas keep conversations on one engine as well as a single router does (no shared state needed for that: every replica hashes the same endpoint set).',
+    about: '1, 2 and 3 router processes behind nginx round-robin over the same four engines at 50% load, every request part of one of 400 conversations. Bars: no failures; replicas keep conversations on one engine as well as a single router does (no shared state needed for that: every replica hashes the same endpoint set).',
     run: async (argv) => (await import('../scenarios/replicas.ts')).replicas(argv),
   },
 ];

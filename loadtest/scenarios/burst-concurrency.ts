@@ -95,7 +95,7 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
     bars.check('correctness', `${streams} streams: zero errors, every stream ends with [DONE]`, held.result.run.failed === 0 && held.result.run.shed === 0 && held.result.run.ok === streams, `${held.result.run.ok} complete, ${held.result.run.shed} shed, ${failed(held.result)} failed`);
     const peakInFlight = Math.max(0, ...held.inFlight.map(([, n]) => n));
     bars.check('correctness', 'the streams were open at the same time', peakInFlight >= streams * 0.98, `peak ${peakInFlight} open in the router`);
-    bars.check('speed', `router RSS < 1 GiB with ${streams} streams open`, held.result.peakRss < GIB, `peak ${(held.result.peakRss / 2 ** 20).toFixed(0)} MiB`);
+    bars.check('performance', `router RSS < 1 GiB with ${streams} streams open`, held.result.peakRss < GIB, `peak ${(held.result.peakRss / 2 ** 20).toFixed(0)} MiB`);
     const probeFailures = livez.filter((l) => l < 0).length;
     const probeOk = summarize(livez.filter((l) => l >= 0));
     bars.check('correctness', '/livez answered 200 throughout (sampled every 50 ms from its own process)', probeFailures === 0 && livez.length > 0, `${livez.length - probeFailures}/${livez.length}, p50 ${ms(probeOk.p50)} ms, p99 ${ms(probeOk.p99)} ms, max ${ms(probeOk.max)} ms`);

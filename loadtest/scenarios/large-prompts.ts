@@ -51,7 +51,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       const router = at('switchyard', concurrency);
       const nginx = at('nginx', concurrency);
       if (router === undefined || nginx === undefined) continue;
-      bars.check('speed', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's`, router.ttft.p50 <= 1.2 * nginx.ttft.p50, `${ms(router.ttft.p50)} vs ${ms(nginx.ttft.p50)} ms`);
+      bars.check('performance', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's`, router.ttft.p50 <= 1.2 * nginx.ttft.p50, `${ms(router.ttft.p50)} vs ${ms(nginx.ttft.p50)} ms`);
     }
 
     const facts = runFacts(`npm run bench -- large-prompts ${argv.join(' ')}`.trim());

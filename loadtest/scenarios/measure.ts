@@ -6,10 +6,12 @@
 import type { Percentiles } from '../bench/histogram.ts';
 import { runGenerators, type GeneratorOptions, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec } from '../bench/load-spec.ts';
-import { percentiles } from './results.ts';
-import { cpuMs, rssBytes, type System } from './systems.ts';
+import { pct, percentiles } from './results.ts';
+import { coreTimes, cpuMs, rssBytes, type System } from './systems.ts';
 
 const RSS_SAMPLE_MS = 250;
+/** The core the load generators share (with the engine, in pinned scenarios) is this busy: the client side limited the run. */
+const SATURATED_CORE = 0.9;
 
 /** A run against one system, condensed for reports (histograms kept in `run`). */
 export interface Measurement {
@@ -32,6 +34,7 @@ export interface Measurement {
 export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, generators: Omit<GeneratorOptions, 'label'>, label: string): Promise<Measurement> {
   const pids = system.pids();
   const cpuBefore = cpuMs(pids);
+  const clientCoreBefore = generators.core === undefined ? undefined : coreTimes(generators.core);
   const started = performance.now();
   let peakRss = rssBytes(pids);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pids))), RSS_SAMPLE_MS);
@@ -42,6 +45,15 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
     clearInterval(sampler);
   }
   const systemCpu = (cpuMs(pids) - cpuBefore) / (performance.now() - started);
+  const clientCoreAfter = generators.core === undefined ? undefined : coreTimes(generators.core);
+  if (clientCoreBefore !== undefined && clientCoreAfter !== undefined && clientCoreAfter.total > clientCoreBefore.total) {
+    const busy = (clientCoreAfter.busy - clientCoreBefore.busy) / (clientCoreAfter.total - clientCoreBefore.total);
+    // Each generator may be below its own limit while the core it shares is full.
+    if (busy >= SATURATED_CORE) {
+      const note = `core ${generators.core as number} (load generators and whatever shares it) ${pct(busy)} busy`;
+      run = { ...run, generatorBottleneck: run.generatorBottleneck === undefined ? note : `${run.generatorBottleneck}; ${note}` };
+    }
+  }
   const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: percentiles(run.e2e), ttft: percentiles(run.ttft), itl: percentiles(run.itl), systemCpu, peakRss, run };
   const problems = (run.shed > 0 ? `, ${run.shed} shed` : "") + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);

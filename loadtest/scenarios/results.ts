@@ -58,8 +58,8 @@ export interface Bar {
   readonly name: string;
   readonly measured: string;
   readonly pass: boolean;
-  /** Correctness bars decide smoke runs too; speed bars only full runs. */
-  readonly kind: 'correctness' | 'speed';
+  /** Correctness bars decide smoke runs too; performance bars (speed, memory, routing quality) only full and quick runs. */
+  readonly kind: 'correctness' | 'performance';
 }
 
 /** Collects a scenario's bars and turns them into a verdict. */
@@ -72,11 +72,11 @@ export class Bars {
 
   /** PASS when every bar that counts in this mode passed. */
   pass(smoke: boolean): boolean {
-    return this.list.every((bar) => bar.pass || (smoke && bar.kind === 'speed'));
+    return this.list.every((bar) => bar.pass || (smoke && bar.kind === 'performance'));
   }
 
   markdown(smoke: boolean): string {
-    const rows = this.list.map((bar) => `| ${bar.name} | ${bar.measured} | ${bar.pass ? 'pass' : smoke && bar.kind === 'speed' ? 'miss (not judged in smoke runs)' : '**FAIL**'} |`);
+    const rows = this.list.map((bar) => `| ${bar.name} | ${bar.measured} | ${bar.pass ? 'pass' : smoke && bar.kind === 'performance' ? 'miss (not judged in smoke runs)' : '**FAIL**'} |`);
     return ['| bar | measured | result |', '|---|---|---|', ...rows, '', `Verdict: **${this.pass(smoke) ? 'PASS' : 'FAIL'}**${smoke ? ' (smoke run: correctness bars only)' : ''}`].join('\n');
   }
 }

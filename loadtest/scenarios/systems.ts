@@ -114,3 +114,20 @@ export async function startComparedSystems(engines: Engines, model: string, opti
 export async function stopAll(systems: readonly System[]): Promise<void> {
   for (const system of systems) await system.stop();
 }
+
+/** Busy and total jiffies of one CPU core so far, from /proc/stat; undefined elsewhere. */
+export function coreTimes(core: number): { busy: number; total: number } | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${core} `));
+    if (line === undefined) return undefined;
+    // user nice system idle iowait irq softirq steal ...
+    const fields = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}

@@ -69,7 +69,7 @@ export async function toolCallIntegrity(argv: readonly string[]): Promise<number
     // The issue's count is for the full run; shorter runs are held to the count they were asked for.
     const wanted = options.quick ? requests : Math.max(requests, 100_000);
     bars.check('correctness', `≥ ${wanted.toLocaleString('en')} requests checked${options.quick ? ' (full run: 100,000)' : ''}`, run.ok >= wanted, `${run.ok} valid of ${run.measured}`);
-    bars.check('speed', '≥ 800 requests/s sustained after the ramp', plateauRate >= 800, `${plateauRate.toFixed(0)} req/s mean over ${plateau.length} s (peak second ${peak})${run.generatorBottleneck === undefined ? '' : `; load generator: ${run.generatorBottleneck}`}`);
+    bars.check('performance', '≥ 800 requests/s sustained after the ramp', plateauRate >= 800, `${plateauRate.toFixed(0)} req/s mean over ${plateau.length} s (peak second ${peak})${run.generatorBottleneck === undefined ? '' : `; load generator: ${run.generatorBottleneck}`}`);
 
     const facts = runFacts(`npm run bench -- tool-call-integrity ${argv.join(' ')}`.trim());
     const markdown = [
