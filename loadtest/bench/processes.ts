@@ -66,12 +66,13 @@ export function canPin(): boolean {
 }
 
 /**
- * Runs `switchyard <args>` and resolves once a JSON log line on stdout or
+ * Runs `switchyard <args>` (with `nodeArgs` for Node itself, e.g.
+ * `--cpu-prof`) and resolves once a JSON log line on stdout or
  * stderr contains `marker`, returning that line's numeric fields as ports.
  */
-export function startSwitchyard(args: string[], marker: string, core?: number): Promise<Started> {
+export function startSwitchyard(args: string[], marker: string, core?: number, nodeArgs: readonly string[] = []): Promise<Started> {
   const command = core === undefined ? process.execPath : 'taskset';
-  const argv = core === undefined ? [BIN, ...args] : ['-c', String(core), process.execPath, BIN, ...args];
+  const argv = core === undefined ? [...nodeArgs, BIN, ...args] : ['-c', String(core), process.execPath, ...nodeArgs, BIN, ...args];
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   atNormalPriority(child.pid);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -9,7 +9,11 @@
  *    (the 50% point carries the "added p99 ≤ 2 ms" bar).
  * 3. Streaming: 1,000 streams arriving over 2 s; time to first token.
  *
- *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off]
+ *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off] [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` writes the router's CPU profile there when it stops (open it in Chrome
+ * DevTools or speedscope for a flame graph; `node loadtest/report/profile-summary.ts FILE`
+ * prints where the time went).
  */
 import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
@@ -48,7 +52,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Entry point; returns the exit code. */
 export async function proxyOverhead(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer']);
+  const options = scenarioOptions(argv, ['peer', 'cpu-prof']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const systemCore = pinned ? 0 : undefined;
@@ -58,7 +62,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
   const engines = await startEngines(1, MODEL, ['--max-seqs', '100000'], clientCore);
   let systems: System[] = [];
   try {
-    systems = await startComparedSystems(engines, MODEL, { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off' });
+    systems = await startComparedSystems(engines, MODEL, { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', ...(options.extra['cpu-prof'] === undefined ? {} : { routerNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${options.extra['cpu-prof']}`] }) });
     for (const system of systems) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
     }

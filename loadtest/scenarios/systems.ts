@@ -42,9 +42,12 @@ export function direct(engines: Engines): System {
 }
 
 /** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
-export async function startRouter(backends: readonly string[], options: { readonly core?: number; readonly args?: readonly string[]; readonly name?: string } = {}): Promise<System> {
+export async function startRouter(
+  backends: readonly string[],
+  options: { readonly core?: number; readonly args?: readonly string[]; readonly name?: string; /** Node flags, e.g. `--cpu-prof`. */ readonly nodeArgs?: readonly string[] } = {},
+): Promise<System> {
   const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((url) => ['--backend', url]), ...(options.args ?? [])];
-  const router = await startSwitchyard(args, 'switchyard listening', options.core);
+  const router = await startSwitchyard(args, 'switchyard listening', options.core, options.nodeArgs);
   const url = `http://127.0.0.1:${router.ports['traffic'] as number}`;
   await waitForModels(url);
   return {
@@ -94,8 +97,8 @@ export function rssBytes(pids: readonly number[]): number {
  * vLLM project's router, all over the same engines; the proxies pinned to
  * `core` when given.
  */
-export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean }): Promise<System[]> {
-  const core = options.core === undefined ? {} : { core: options.core };
+export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[] }): Promise<System[]> {
+  const core = { ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
