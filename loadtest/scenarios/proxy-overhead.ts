@@ -43,7 +43,7 @@ interface Plan {
 }
 
 const PLANS: Record<'full' | 'quick' | 'smoke', Plan> = {
-  full: { concurrencies: [1, 8, 32, 128], loadFractions: [0.1, 0.3, 0.5, 0.7, 0.9], warmupMs: 2000, durationMs: 8000, streams: 1000, streamArrivalMs: 2000, streamRounds: 3, halfLoadRounds: 5, primeMs: 3000 },
+  full: { concurrencies: [1, 8, 32, 128], loadFractions: [0.1, 0.3, 0.5, 0.7, 0.9], warmupMs: 2000, durationMs: 8000, streams: 1000, streamArrivalMs: 2000, streamRounds: 5, halfLoadRounds: 5, primeMs: 3000 },
   quick: { concurrencies: [8, 32, 128], loadFractions: [0.25, 0.5, 0.75], warmupMs: 1000, durationMs: 4000, streams: 1000, streamArrivalMs: 2000, streamRounds: 1, halfLoadRounds: 3, primeMs: 3000 },
   smoke: { concurrencies: [32], loadFractions: [0.5], warmupMs: 300, durationMs: 1200, streams: 200, streamArrivalMs: 1000, streamRounds: 1, halfLoadRounds: 1, primeMs: 500 },
 };
