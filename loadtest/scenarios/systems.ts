@@ -1,8 +1,8 @@
 /**
  * Starts the systems a scenario measures side by side, as separate
- * processes on loopback: engine simulators, switchyard, nginx. Each comes
- * back as a {@link System}: where to send load, what it is, which processes
- * to charge CPU and memory to, and how to stop it.
+ * processes on loopback: engine simulators, switchyard, nginx, the vLLM
+ * project router. Each comes back as a {@link System}: where to send load,
+ * what it is, which processes to charge CPU and memory to, and how to stop it.
  */
 import { readFileSync } from 'node:fs';
 import { startNginx } from '../baselines/nginx.ts';
