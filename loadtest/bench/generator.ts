@@ -152,7 +152,7 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
   /** True while another request should be started at `now`. */
   const wanted = (now: number) => now < stopAt && (spec.requests === undefined || now < measureFrom || measured < spec.requests);
 
-  const fail = (kind: string, example: Omit<FailureExample, 'problem'> & { problem: string }) => {
+  const fail = (kind: string, example: FailureExample) => {
     failed++;
     failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
     if (failureExamples.length < MAX_EXAMPLES) failureExamples.push(example);

@@ -13,8 +13,7 @@ import { summarize } from '../bench/stats.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
 import { measure, type Measurement } from './measure.ts';
-import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { rssBytes, startEngines, startRouter, type System } from './systems.ts';
 
 const MODEL = 'burst-model';

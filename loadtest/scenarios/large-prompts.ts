@@ -11,8 +11,7 @@ import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
-import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, signedMs, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
 import { startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';

@@ -3,10 +3,10 @@
  * with the system's own CPU use and peak memory taken over the same window,
  * so every row says whether the system or the generator was the limit.
  */
-import type { Percentiles } from '../bench/histogram.ts';
+import { Histogram, type Percentiles } from '../bench/histogram.ts';
 import { runGenerators, type GeneratorOptions, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec } from '../bench/load-spec.ts';
-import { pct, percentiles } from './results.ts';
+import { pct } from './results.ts';
 import { coreTimes, cpuMs, rssBytes, type System } from './systems.ts';
 
 const RSS_SAMPLE_MS = 250;
@@ -54,7 +54,7 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
       run = { ...run, generatorBottleneck: run.generatorBottleneck === undefined ? note : `${run.generatorBottleneck}; ${note}` };
     }
   }
-  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: percentiles(run.e2e), ttft: percentiles(run.ttft), itl: percentiles(run.itl), systemCpu, peakRss, run };
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, run };
   const problems = (run.shed > 0 ? `, ${run.shed} shed` : "") + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
   return measurement;

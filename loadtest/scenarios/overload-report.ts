@@ -7,7 +7,7 @@
  */
 import type { LatencySummary } from '../bench/stats.ts';
 import type { EngineSpec } from './fleet.ts';
-import type { RunFacts } from './report.ts';
+import { factsLine, type RunFacts } from './results.ts';
 
 /** One run of the arrival schedule. */
 export interface OverloadRun {
@@ -123,7 +123,7 @@ function runRow(run: OverloadRun): string {
 /** The report. */
 export function overloadMarkdown(r: OverloadResult, verdict: { pass: boolean; checks: Check[] }): string {
   const lines = [
-    `Machine: ${r.facts.cpu} × ${r.facts.cores} cores, ${r.facts.memoryGiB} GiB, Node ${r.facts.node}, commit ${r.facts.commit}, ${r.facts.date}. Command: \`${r.facts.command}\`.`,
+    factsLine(r.facts),
     '',
     `Fleet: ${r.fleet.map((s) => `${s.name} (max-seqs ${s.maxSeqs}, TTFT ${s.ttftMs} ms, ITL ${s.itlMs} ms, ${s.outputTokens} tokens)`).join(', ')}; measured service times ${r.serviceMs.map((ms) => f(ms, 0)).join(' / ')} ms, so capacity ≈ ${f(r.capacityPerS)} req/s. Router maxWaiting ${r.maxWaiting}.`,
     '',

@@ -17,8 +17,7 @@ import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type Engin
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { sampleProbe } from './livez-probe.ts';
-import { runFacts } from './report.ts';
-import { runIfMain, writeResults, type Chart } from './results.ts';
+import { type Chart, runFacts, runIfMain, writeResults } from './results.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 

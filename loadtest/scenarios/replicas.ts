@@ -16,8 +16,7 @@ import { startNginx } from '../baselines/nginx.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { measure, type Measurement } from './measure.ts';
-import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { startRouter, stopAll, type System } from './systems.ts';
 
 const MODEL = 'replica-model';

@@ -1,35 +1,10 @@
 /**
- * The routing-quality report: the verdict rule, machine facts, and the
+ * The routing-quality report: the verdict rule and the
  * Markdown table printed and written next to the JSON.
  */
-import { execFileSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
 import type { EngineSpec } from './fleet.ts';
+import { factsLine, ms, pct, type RunFacts } from './results.ts';
 import type { PolicyResult } from './run-policy.ts';
-
-/** Where and how the run happened. */
-export interface RunFacts {
-  readonly cpu: string;
-  readonly cores: number;
-  readonly memoryGiB: number;
-  readonly node: string;
-  readonly commit: string;
-  readonly date: string;
-  readonly command: string;
-}
-
-/** Facts of this machine and checkout. */
-export function runFacts(command: string): RunFacts {
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    // Numbers from uncommitted code must say so.
-    if (execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '') commit += ' (working tree modified)';
-  } catch {
-    // not a git checkout: the report still stands, just without a commit
-  }
-  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, commit, date: new Date().toISOString(), command };
-}
 
 /**
  * The verdict. PASS needs: no failed request under any policy (a 429 with
@@ -59,9 +34,6 @@ export function verdict(results: readonly PolicyResult[]): Verdict {
   return { pass: reasons.length === 0, reasons };
 }
 
-const ms = (n: number) => (Number.isNaN(n) ? '-' : n >= 100 ? n.toFixed(0) : n.toFixed(1));
-const pct = (n: number) => (Number.isNaN(n) ? '-' : `${(n * 100).toFixed(0)}%`);
-
 /** What the scenario was, for the report header. */
 export interface ScenarioFacts {
   readonly fleet: readonly EngineSpec[];
@@ -84,8 +56,7 @@ export function markdown(results: readonly PolicyResult[], scenario: ScenarioFac
     .map((e, i) => `${e.name}: ${e.maxSeqs} seqs, ttft ${e.ttftMs} ms, itl ${e.itlMs} ms, ${e.outputTokens} tokens → ${ms(scenario.measuredServiceMs[i] as number)} ms per request (nominal ${ms(scenario.nominalServiceMs[i] as number)})`)
     .join('; ');
   const lines = [
-    `Machine: ${facts.cpu} × ${facts.cores} cores, ${facts.memoryGiB} GiB, Node ${facts.node}, commit ${facts.commit}, ${facts.date}`,
-    `Command: \`${facts.command}\``,
+    factsLine(facts),
     '',
     `Engines: ${engines}.`,
     `Fleet capacity ${scenario.capacityPerS.toFixed(1)} req/s (Σ slots / measured service time); offered ${scenario.ratePerS.toFixed(1)} req/s Poisson (${pct(scenario.ratePerS / scenario.capacityPerS)}), seed ${scenario.seed}, ${scenario.arrivals} arrivals over ${scenario.warmupS} s warm-up + ${scenario.durationS} s measured; ${pct(scenario.sessionShare)} carry one of ${scenario.sessions} session keys.`,

@@ -4,14 +4,14 @@
  * (JSON, Markdown, SVG charts) where `bench all` finds them to regenerate
  * docs/benchmarks.md.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Histogram, type HistogramSnapshot, type Percentiles } from '../bench/histogram.ts';
 import { writeChart } from '../report/svg-chart.ts';
 import type { Measurement } from './measure.ts';
-import type { RunFacts } from './report.ts';
 
 /** Where results go unless `--out` says otherwise. */
 export const DEFAULT_OUT = fileURLToPath(new URL('../results', import.meta.url));
@@ -90,15 +90,34 @@ export const ratio = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2
 /** A share as a whole percentage. */
 export const pct = (n: number): string => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : '-');
 
-/** Percentiles of a histogram snapshot. */
-export function percentiles(snapshot: HistogramSnapshot): Percentiles {
-  return Histogram.of([snapshot]).percentiles();
-}
-
 /** A measurement without its histograms (their percentiles are already in it), for the JSON results. */
 export function withoutHistograms(m: Measurement): Omit<Measurement, 'run'> & { run: Omit<Measurement['run'], 'e2e' | 'ttft' | 'itl' | 'sendLag'> } {
   const { e2e: _e2e, ttft: _ttft, itl: _itl, sendLag: _sendLag, ...run } = m.run;
   return { ...m, run };
+}
+
+/** Where and how the run happened. */
+export interface RunFacts {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly commit: string;
+  readonly date: string;
+  readonly command: string;
+}
+
+/** Facts of this machine and checkout. */
+export function runFacts(command: string): RunFacts {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    // Numbers from uncommitted code must say so.
+    if (execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '') commit += ' (working tree modified)';
+  } catch {
+    // not a git checkout: the report still stands, just without a commit
+  }
+  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, commit, date: new Date().toISOString(), command };
 }
 
 /** The machine-facts header line every report starts with. */

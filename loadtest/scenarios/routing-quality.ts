@@ -11,8 +11,8 @@
 import { fileURLToPath } from 'node:url';
 import { closeFleet, FLEET, fleetCapacityPerS, measureServiceMs, nominalServiceMs, startFleet } from './fleet.ts';
 import { poissonSchedule } from './poisson.ts';
-import { markdown, runFacts, verdict, type ScenarioFacts } from './report.ts';
-import { runIfMain, writeResults } from './results.ts';
+import { markdown, verdict, type ScenarioFacts } from './report.ts';
+import { runFacts, runIfMain, writeResults } from './results.ts';
 import { runPolicy, type PolicyResult } from './run-policy.ts';
 
 const USAGE = `Usage: node loadtest/scenarios/routing-quality.ts [options]

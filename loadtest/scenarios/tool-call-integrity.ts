@@ -12,8 +12,7 @@
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure } from './measure.ts';
-import { runFacts } from './report.ts';
-import { Bars, factsLine, ms, pct, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { startEngines, startRouter, type System } from './systems.ts';
 
 const MODEL = 'tools-model';
