@@ -225,7 +225,13 @@ export class Router {
     return this.#inFlight;
   }
 
-  /** Starts discovery and both listeners. */
+  /**
+   * Starts discovery and both listeners. Rejects when either port cannot be
+   * bound, after releasing everything it started: the caller must exit
+   * non-zero, since a process without its traffic port would keep answering
+   * probes with 200 while serving nothing, and one without its admin port
+   * would keep scraping with no probe to say so.
+   */
   async start(): Promise<BoundPorts> {
     this.#probe.start((set) => {
       const before = new Set([...this.view.all()].map((s) => s.id));
@@ -237,10 +243,15 @@ export class Router {
     });
     this.#scraper.start();
     this.#lag.start();
-    const admin = await this.#admin.start();
-    const traffic = await listen(this.#traffic, this.config.listen, this.config.server.listenBacklog);
-    this.logger.info({ traffic, admin }, 'switchyard listening');
-    return { traffic, admin };
+    try {
+      const admin = await bindOrExplain('admin', this.config.adminListen, () => this.#admin.start());
+      const traffic = await bindOrExplain('traffic', this.config.listen, () => listen(this.#traffic, this.config.listen, this.config.server.listenBacklog));
+      this.logger.info({ traffic, admin }, 'switchyard listening');
+      return { traffic, admin };
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
   }
 
   /** SIGTERM behaviour: drain, then release everything. Resolves when the process may exit 0. */
@@ -264,6 +275,15 @@ export class Router {
     this.#shedLog.stop();
     await this.#probe.stop();
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
+  }
+}
+
+/** Runs one bind; its failure names the port and the address, e.g. `cannot listen on the traffic port 0.0.0.0:8080: listen EADDRINUSE: ...`. */
+async function bindOrExplain(port: 'traffic' | 'admin', address: string, bind: () => Promise<number>): Promise<number> {
+  try {
+    return await bind();
+  } catch (err) {
+    throw new Error(`cannot listen on the ${port} port ${address}: ${(err as Error).message.replace(/^admin port: /, '')}`, { cause: err });
   }
 }
 

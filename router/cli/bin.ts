@@ -31,12 +31,16 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A failure exits at once: a timer or socket left behind by a half-started
+// command must not keep a process alive that can do nothing (stderr is
+// written synchronously to pipes and files, so the reason is not lost).
 main(process.argv.slice(2)).then(
   (code) => {
+    if (code !== 0) process.exit(code);
     process.exitCode = code;
   },
   (err: unknown) => {
     console.error(err);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -13,7 +13,11 @@ Precedence: flags > environment > config file > defaults.
 ${helpText()}
 `;
 
-/** `switchyard serve`: returns the process exit code once the router has stopped. */
+/**
+ * `switchyard serve`: returns the process exit code once the router has
+ * stopped: 0 after a drain, 1 when a port cannot be bound, 2 for invalid
+ * configuration.
+ */
 export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let loaded;
   try {
@@ -30,7 +34,13 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     return 0;
   }
   const router = new Router(loaded.config);
-  await router.start();
+  try {
+    await router.start();
+  } catch (err) {
+    // start() already released what it started; the process must not linger without a port.
+    router.logger.fatal({ err: (err as Error).message }, 'switchyard could not start; exiting');
+    return 1;
+  }
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       router.logger.info({ signal }, 'shutdown requested');

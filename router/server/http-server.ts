@@ -20,7 +20,9 @@ export interface HttpServerLimits {
  * Creates an HTTP/1.1 server whose client errors get JSON answers. Server
  * errors after listening (EMFILE when accepting at the open-file limit) go to
  * `onError` and never crash the process: libuv keeps accepting once
- * descriptors free up.
+ * descriptors free up. A failed bind is not one of them: {@link listen}
+ * rejects with it, and the process must exit (a router that cannot bind its
+ * port serves nothing while its probes still answer 200).
  */
 export function createHttpServer(
   limits: HttpServerLimits,
@@ -38,7 +40,9 @@ export function createHttpServer(
     listener,
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
-  server.on('error', onError);
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.syscall !== 'listen') onError(err);
+  });
   return server;
 }
 
@@ -78,7 +82,10 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   );
 }
 
-/** Listens on `host:port` with an explicit backlog; resolves with the bound port. */
+/**
+ * Listens on `host:port` with an explicit backlog; resolves with the bound
+ * port, or rejects with the bind error (EADDRINUSE, EACCES, EADDRNOTAVAIL).
+ */
 export function listen(server: Server, address: string, backlog: number): Promise<number> {
   const colon = address.lastIndexOf(':');
   const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
