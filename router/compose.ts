@@ -3,6 +3,7 @@
  * The only place that wires modules together; nothing else reads the
  * environment.
  */
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -14,7 +15,6 @@ import { UnionEndpointSource } from '../discovery/union-source.ts';
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
 import { KubernetesDiscovery, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
 import type { Config } from './config/schema.ts';
-import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
 import { RouterMetrics } from './metrics/metrics.ts';
@@ -26,7 +26,7 @@ import { ShedLog } from './admission/shed-log.ts';
 import { WaitQueue } from './admission/wait-queue.ts';
 import { RetryBudget } from './proxy/retry-budget.ts';
 import type { EndpointState } from './load/endpoint-state.ts';
-import { fetchText } from '../discovery/http-text.ts';
+import { fetchText } from '../discovery/upstream-body.ts';
 import { Scraper } from './load/scraper.ts';
 import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';
@@ -317,7 +317,7 @@ function configuredSource(config: Config, kubernetes: KubernetesDiscovery | unde
 
 function authorizationRule(config: Config): AuthorizationRule {
   const file = config.upstream.apiKeyFile;
-  const key = file !== undefined ? readSecretFile(file, 'upstream.apiKeyFile') : config.upstream.apiKey;
+  const key = file !== undefined ? readFileSync(file, 'utf8').trim() : config.upstream.apiKey;
   if (key !== undefined && key !== '') return { kind: 'replace', value: `Bearer ${key}` };
   return config.upstream.forwardClientAuthorization ? { kind: 'forward' } : { kind: 'strip' };
 }

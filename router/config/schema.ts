@@ -81,17 +81,8 @@ const lifecycle = z
 
 const upstream = z
   .object({
-    apiKey: z
-      .string()
-      .min(1)
-      .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII on one line')
-      .optional()
-      .describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
-    apiKeyFile: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("File holding the engines' API key alone on one line of printable ASCII (surrounding whitespace trimmed); checked at start-up, which fails otherwise."),
+    apiKey: z.string().min(1).optional().describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
+    apiKeyFile: z.string().min(1).optional().describe('File holding the engines\' API key (trailing whitespace trimmed).'),
     forwardClientAuthorization: z
       .boolean()
       .default(true)
