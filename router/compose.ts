@@ -3,7 +3,6 @@
  * The only place that wires modules together; nothing else reads the
  * environment.
  */
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -15,6 +14,7 @@ import { UnionEndpointSource } from '../discovery/union-source.ts';
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
 import { KubernetesDiscovery, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
 import type { Config } from './config/schema.ts';
+import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
 import { RouterMetrics } from './metrics/metrics.ts';
@@ -26,7 +26,7 @@ import { ShedLog } from './admission/shed-log.ts';
 import { WaitQueue } from './admission/wait-queue.ts';
 import { RetryBudget } from './proxy/retry-budget.ts';
 import type { EndpointState } from './load/endpoint-state.ts';
-import { fetchText } from '../discovery/upstream-body.ts';
+import { fetchText } from '../discovery/http-text.ts';
 import { Scraper } from './load/scraper.ts';
 import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';
@@ -37,6 +37,7 @@ import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
+import { BodyBudget } from './server/body-budget.ts';
 import { createTrafficListener } from './server/traffic-listener.ts';
 
 /** Ports actually bound (useful when configured as 0). */
@@ -100,6 +101,7 @@ export class Router {
       httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, probeAuthorization),
       config.modelsRefresh,
     );
+    const bodyBudget = new BodyBudget(config.server.bodyBudgetBytes);
     this.metrics = new RouterMetrics({
       backends: () => {
         this.view.tick();
@@ -109,11 +111,13 @@ export class Router {
       connections: () => this.#connections,
       eventLoopLagMs: () => this.#lag.lagMs,
       queueLength: () => queue.length,
+      bufferedBodyBytes: () => bodyBudget.usedBytes,
     });
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
+    this.view.onDeparture = (state) => this.metrics.forgetBackend(state);
     this.view.onEjection = (state, until) => {
-      this.metrics.countEjection(state.id);
+      this.metrics.countEjection(state);
       this.logger.warn({ backend: state.id, until: new Date(until).toISOString(), ejections: state.ejections }, 'endpoint ejected after repeated failures');
     };
     const scrapeHeaders: Record<string, string> = probeAuthorization === undefined ? {} : { authorization: probeAuthorization };
@@ -123,7 +127,7 @@ export class Router {
       config.scrape,
       {
         scraped: (state, seconds, error) => {
-          this.metrics.observeScrape(state.id, seconds, error !== undefined);
+          this.metrics.observeScrape(state, seconds, error !== undefined);
           if (error === undefined) queue.notify();
         },
         failing: (state, error) => this.logger.warn({ backend: state.id, error }, 'scraping engine metrics started failing; its load goes stale'),
@@ -180,6 +184,8 @@ export class Router {
       forward: (request) => forwarder.forward(request),
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
       observeShed: (seconds) => this.metrics.observeShedDuration(seconds),
+      countShed: (reason, priority) => this.metrics.countShed(reason, priority),
+      bodyBudget,
       inFlight: {
         increment: () => this.#inFlight++,
         decrement: () => {
@@ -190,7 +196,8 @@ export class Router {
       },
       closing: () => this.lifecycle.closing,
       fallback: nodeListener(control.fetch),
-      limits: config.server,
+      // Prompt prefixes are scanned once routing uses them (prefix affinity); until then, none.
+      limits: { ...config.server, promptPrefixBytes: 0 },
       requestIdHeader: config.requestIdHeader,
       sessionHeader: config.routing.sessionHeader,
       sessionFromUser: config.routing.sessionFromUser,
@@ -234,11 +241,8 @@ export class Router {
    */
   async start(): Promise<BoundPorts> {
     this.#probe.start((set) => {
-      const before = new Set([...this.view.all()].map((s) => s.id));
       this.view.update(set);
       this.#admin.publish();
-      for (const state of this.view.all()) before.delete(state.id);
-      for (const gone of before) this.metrics.forgetBackend(gone);
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
@@ -317,7 +321,7 @@ function configuredSource(config: Config, kubernetes: KubernetesDiscovery | unde
 
 function authorizationRule(config: Config): AuthorizationRule {
   const file = config.upstream.apiKeyFile;
-  const key = file !== undefined ? readFileSync(file, 'utf8').trim() : config.upstream.apiKey;
+  const key = file !== undefined ? readSecretFile(file, 'upstream.apiKeyFile') : config.upstream.apiKey;
   if (key !== undefined && key !== '') return { kind: 'replace', value: `Bearer ${key}` };
   return config.upstream.forwardClientAuthorization ? { kind: 'forward' } : { kind: 'strip' };
 }

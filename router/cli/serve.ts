@@ -33,7 +33,17 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     console.log(USAGE);
     return 0;
   }
-  const router = new Router(loaded.config);
+  let router: Router;
+  try {
+    router = new Router(loaded.config);
+  } catch (err) {
+    // Files named by the configuration (key files) are read and checked here.
+    if (err instanceof ConfigError) {
+      console.error(`switchyard: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
   try {
     await router.start();
   } catch (err) {

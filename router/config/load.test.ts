@@ -93,3 +93,43 @@ describe('configuration', () => {
     assert.match(help, /Default: 5000\./);
   });
 });
+
+describe('configuration errors never print secrets', () => {
+  const SECRET = 'sk-live-4f9a8b7c6d5e';
+
+  function messageOf(argv: string[], env: Record<string, string> = {}): string {
+    try {
+      loadConfig(argv, env);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      return err.message;
+    }
+    return assert.fail('expected a ConfigError');
+  }
+
+  it('reports a YAML syntax error by file, line, column and code, without the source line', () => {
+    const file = tempFile('bad.yaml', `upstream:\n  apiKey: ${SECRET}\n bad: [\n`);
+    const message = messageOf(['--config', file]);
+    assert.equal(message, `config file ${file}, line 3, column 1: not valid YAML: bad indentation (BAD_INDENT)`);
+  });
+
+  it('never quotes the source for errors whose parser message would', () => {
+    const cases = [
+      `upstream:\n  apiKey: "${SECRET}\n`, // unclosed quote
+      `upstream:\n  apiKey: "${SECRET}\\q"\n`, // escape sequence
+      `upstream:\n  apiKey: !${SECRET} x\n`, // unknown tag (a warning in the parser)
+      `upstream:\n  apiKey: *${SECRET}\n`, // alias without an anchor
+      `upstream:\n  apiKey: ${SECRET}\n  apiKey: ${SECRET}\n`, // duplicate key
+    ];
+    for (const text of cases) {
+      const message = messageOf(['--config', tempFile('bad.yaml', text)]);
+      assert.match(message, /not valid YAML: /);
+      assert.ok(!message.includes(SECRET) && !message.includes('sk-live'), message);
+    }
+  });
+
+  it('reports schema errors on a secret field without its value', () => {
+    const message = messageOf([], { SWITCHYARD_UPSTREAM_API_KEY: `${SECRET}\nsecond-line` });
+    assert.equal(message, 'invalid configuration: upstream.apiKey: must be printable ASCII on one line');
+  });
+});

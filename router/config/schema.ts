@@ -53,7 +53,15 @@ const server = z
       .min(1_024)
       .default(32 * 1024 * 1024)
       .describe('Max request body size (bytes); larger gets 413.'),
-    maxJsonDepth: z.number().int().min(4).max(10_000).default(128).describe('Max nesting depth of a JSON request body.'),
+    maxJsonDepth: z.number().int().min(4).max(10_000).default(128).describe('Max nesting depth of a JSON request body; checked while the body arrives.'),
+    bodyBudgetBytes: z
+      .number()
+      .int()
+      .min(1_024)
+      .default(256 * 1024 * 1024)
+      .describe(
+        'Router-wide cap on bytes held by buffered request bodies, queued and in flight (bytes); a body that does not fit gets 429 and its connection closes. Keep it well under the memory limit.',
+      ),
   })
   .prefault({})
   .describe('Client-facing HTTP server limits.');
@@ -81,8 +89,17 @@ const lifecycle = z
 
 const upstream = z
   .object({
-    apiKey: z.string().min(1).optional().describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
-    apiKeyFile: z.string().min(1).optional().describe('File holding the engines\' API key (trailing whitespace trimmed).'),
+    apiKey: z
+      .string()
+      .min(1)
+      .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII on one line')
+      .optional()
+      .describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
+    apiKeyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("File holding the engines' API key alone on one line of printable ASCII (surrounding whitespace trimmed); checked at start-up, which fails otherwise."),
     forwardClientAuthorization: z
       .boolean()
       .default(true)

@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.ts';
-import { Router } from '../compose.ts';
+import { Router, type RouterOptions } from '../compose.ts';
 import { createLogger } from '../log.ts';
 import { EngineSimulator, type SimOptions } from '../../loadtest/sim/server.ts';
 
@@ -34,9 +34,11 @@ const silent = () =>
 
 /**
  * Starts the engines, then a router over them (plus any `extraBackends`),
- * and waits until every engine's models are known.
+ * and waits until every engine's models are known. `routerOptions` can
+ * replace the logger or the endpoint source (a test that changes the
+ * endpoint set passes its own source; the backend flags are then unused).
  */
-export async function startFleet(engines: SimOptions[], flags: string[] = [], extraBackends: string[] = []): Promise<Fleet> {
+export async function startFleet(engines: SimOptions[], flags: string[] = [], extraBackends: string[] = [], routerOptions: RouterOptions = {}): Promise<Fleet> {
   const sims = engines.map((options) => new EngineSimulator(options));
   for (const sim of sims) await sim.listen();
   const backends = [...sims.map((s) => s.url), ...extraBackends];
@@ -52,7 +54,7 @@ export async function startFleet(engines: SimOptions[], flags: string[] = [], ex
     {},
   );
   if (loaded.kind !== 'config') throw new Error('unexpected help');
-  const router = new Router(loaded.config, { logger: silent() });
+  const router = new Router(loaded.config, { logger: silent(), ...routerOptions });
   const ports = await router.start();
   await waitFor(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length >= sims.length);
   return {

@@ -64,6 +64,22 @@ describe('load view', () => {
     assert.equal(a.inFlight, 1);
   });
 
+  it('reports each departure once, after the endpoint stopped being present, and gives a returning endpoint a new state', () => {
+    const { view, states } = fixture(3);
+    const departed: { id: string; present: boolean }[] = [];
+    view.onDeparture = (state) => departed.push({ id: state.id, present: state.present });
+    view.update({ version: 2, endpoints: [endpoint('e0', ['m'])] });
+    assert.deepEqual(departed, [
+      { id: 'e1', present: false },
+      { id: 'e2', present: false },
+    ]);
+    view.update({ version: 3, endpoints: [endpoint('e0', ['m']), endpoint('e1', ['m'])] });
+    assert.equal(departed.length, 2, 'a set without departures reports none');
+    const returned = [...view.all()].find((s) => s.id === 'e1');
+    assert.notEqual(returned, states[1], 'a returning endpoint starts afresh');
+    assert.equal(states[1]?.present, false, 'its old state stays absent for late writes');
+  });
+
   it('counts requests sent since the last scrape, and only those', () => {
     const { view, states } = fixture(1);
     const a = states[0]!;

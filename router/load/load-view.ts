@@ -23,6 +23,9 @@ export interface LoadSettings {
 /** Receives ejection events (for logs and metrics). */
 export type EjectionListener = (state: EndpointState, untilMs: number) => void;
 
+/** Told once per endpoint that left the set, after its `present` turned false; must not throw. */
+export type DepartureListener = (state: EndpointState) => void;
+
 const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
 /** Requests sent this shortly before a scrape began are taken as not counted by it (ms). */
 const SEND_GUARD_MS = 25;
@@ -40,6 +43,12 @@ export class LoadView {
   readonly #readClock: () => number;
   readonly #ejection: EjectionSettings;
   onEjection: EjectionListener | undefined;
+  /**
+   * Hears every departure. This view is the one place that decides whether
+   * an endpoint is present; whatever keeps per-endpoint records outside it
+   * (metric series) drops them here and checks `present` on later writes.
+   */
+  onDeparture: DepartureListener | undefined;
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
@@ -69,8 +78,9 @@ export class LoadView {
 
   /**
    * Adopts a new endpoint set. An endpoint that stays keeps its state object
-   * (and so its counters); one that leaves is marked not present, and
-   * requests still open to it settle on its old state object.
+   * (and so its counters); one that leaves is marked not present for good
+   * (should it come back, it gets a new state object), requests still open
+   * to it settle on its old state object, and {@link onDeparture} hears of it.
    */
   update(set: EndpointSet): void {
     const next = new Map<string, EndpointState>();
@@ -79,11 +89,17 @@ export class LoadView {
       state.describe(endpoint);
       next.set(endpoint.id, state);
     }
-    for (const [id, prior] of this.#states) if (!next.has(id)) prior.present = false;
+    const departed: EndpointState[] = [];
+    for (const [id, prior] of this.#states) {
+      if (next.has(id)) continue;
+      prior.present = false;
+      departed.push(prior);
+    }
     this.#states = next;
     this.#version = set.version;
     this.#synced = true;
     this.#reindex();
+    for (const state of departed) this.onDeparture?.(state);
   }
 
   #reindex(): void {

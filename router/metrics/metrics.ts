@@ -1,9 +1,17 @@
 /**
  * The router's own Prometheus metrics, on a private registry served by the
  * admin port. Names are stable (dashboards and alerts depend on them): prefix
- * `switchyard_`, base units, `_total` on counters. The `backend` label only
- * takes ids of endpoints in the current set, and series of departed
- * endpoints are removed; the `model` label only takes known model names.
+ * `switchyard_`, base units, `_total` on counters. The `model` label only
+ * takes known model names.
+ *
+ * The `backend` label follows the endpoint's lifetime exactly, or the series
+ * count grows with every pod that ever existed. Writes for an endpoint can
+ * arrive after it left (a scrape that was already out, a stream that breaks
+ * later, the ejection that failure causes), and they used to bring its
+ * series back after they had been removed. So every labelled write takes the
+ * endpoint itself, not its id, and is dropped unless the endpoint is still
+ * {@link MetricBackend.present}; the load view decides that in one place and
+ * reports the departure, which removes the series (see {@link RouterMetrics.forgetBackend}).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
@@ -19,6 +27,17 @@ export const E2E_BUCKETS_S = [
   0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
   7680.0,
 ];
+
+/**
+ * An endpoint as a labelled metric write names it: its id (the label value)
+ * and whether it is still in the endpoint set. The load view's
+ * `EndpointState` is one; `present` turns false when the endpoint leaves and
+ * never turns true again (an endpoint that comes back gets a new state).
+ */
+export interface MetricBackend {
+  readonly id: string;
+  readonly present: boolean;
+}
 
 /** One endpoint's live values, read at scrape time. */
 export interface BackendGauges {
@@ -43,6 +62,8 @@ export interface MetricsSources {
   eventLoopLagMs(): number;
   /** Requests waiting in the router queue. */
   queueLength(): number;
+  /** Bytes held by buffered request bodies (the body budget in use). */
+  bufferedBodyBytes(): number;
 }
 
 /** A gauge per backend, filled from {@link MetricsSources.backends} at scrape time. */
@@ -146,7 +167,7 @@ export class RouterMetrics {
     });
     this.#shed = new Counter({
       name: 'switchyard_shed_total',
-      help: 'Requests shed with 429, by reason (saturated, queue_full, queue_timeout, in_flight_cap, connection_cap, event_loop_lag) and priority.',
+      help: 'Requests shed with 429, by reason (saturated, queue_full, queue_timeout, in_flight_cap, connection_cap, event_loop_lag, body_budget) and priority.',
       labelNames: ['reason', 'priority'],
       registers,
     });
@@ -172,6 +193,7 @@ export class RouterMetrics {
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
       ['switchyard_event_loop_lag_seconds', 'Current event-loop lag as the router measures it for shedding.', () => sources.eventLoopLagMs() / 1000],
       ['switchyard_queue_length', 'Requests waiting in the router queue.', () => sources.queueLength()],
+      ['switchyard_buffered_body_bytes', 'Bytes held by buffered request bodies, queued and in flight (the body budget in use).', () => sources.bufferedBodyBytes()],
     ];
     for (const [name, help, read] of scalarGauges) {
       new Gauge({
@@ -232,9 +254,9 @@ export class RouterMetrics {
     if (ttfbS !== undefined) child.ttfb.observe(ttfbS);
   }
 
-  /** Counts an upstream failure of `backend`. */
-  countUpstreamError(backend: string, kind: UpstreamFailureKind): void {
-    this.#upstreamErrors.labels(backend, kind).inc();
+  /** Counts an upstream failure of `backend`; dropped once it has left the set. */
+  countUpstreamError(backend: MetricBackend, kind: UpstreamFailureKind): void {
+    if (backend.present) this.#upstreamErrors.labels(backend.id, kind).inc();
   }
 
   /** Counts a retry. */
@@ -242,15 +264,18 @@ export class RouterMetrics {
     this.#retries.labels(reason).inc();
   }
 
-  /** Records one scrape. */
-  observeScrape(backend: string, seconds: number, failed: boolean): void {
+  /**
+   * Records one scrape. Its duration counts even when `backend` left while
+   * it ran (that histogram has no backend label); its failure does not.
+   */
+  observeScrape(backend: MetricBackend, seconds: number, failed: boolean): void {
     this.#scrapeDuration.observe(seconds);
-    if (failed) this.#scrapeFailures.labels(backend).inc();
+    if (failed && backend.present) this.#scrapeFailures.labels(backend.id).inc();
   }
 
-  /** Counts an ejection. */
-  countEjection(backend: string): void {
-    this.#ejections.labels(backend).inc();
+  /** Counts an ejection; dropped once `backend` has left the set. */
+  countEjection(backend: MetricBackend): void {
+    if (backend.present) this.#ejections.labels(backend.id).inc();
   }
 
   /** Counts a shed request. */
@@ -278,10 +303,16 @@ export class RouterMetrics {
     this.#decisions.labels(policy, outcome).inc();
   }
 
-  /** Removes every series of an endpoint that left the endpoint set. */
-  forgetBackend(backend: string): void {
-    for (const kind of UPSTREAM_FAILURE_KINDS) this.#upstreamErrors.remove({ backend, kind });
-    this.#scrapeFailures.remove({ backend });
-    this.#ejections.remove({ backend });
+  /**
+   * Removes every series of an endpoint that left the endpoint set. Call
+   * once `backend.present` is false, so no later write can bring them back.
+   * The per-endpoint gauges need nothing: they are rebuilt from the current
+   * set at every scrape.
+   */
+  forgetBackend(backend: MetricBackend): void {
+    const id = backend.id;
+    for (const kind of UPSTREAM_FAILURE_KINDS) this.#upstreamErrors.remove({ backend: id, kind });
+    this.#scrapeFailures.remove({ backend: id });
+    this.#ejections.remove({ backend: id });
   }
 }

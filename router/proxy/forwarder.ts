@@ -35,7 +35,8 @@ export interface LoadRecorder {
 /** The metrics the forwarder records. */
 export interface ForwardMetrics {
   observeTimings(route: string, model: string, durationS: number, ttfbS: number | undefined): void;
-  countUpstreamError(backend: string, kind: UpstreamFailureKind): void;
+  /** Takes the endpoint, not its id: a failure after it left the set must not bring its series back. */
+  countUpstreamError(backend: EndpointState, kind: UpstreamFailureKind): void;
   countRetry(reason: RetryReason): void;
 }
 
@@ -283,7 +284,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       kind === 'client-abort' ? undefined : kind === 'other' ? 'reset' : exchange.committed ? 'midstream' : kind;
     this.settle(failure);
     if (failure !== undefined) {
-      exchange.deps.metrics.countUpstreamError(this.target.id, failure);
+      exchange.deps.metrics.countUpstreamError(this.target, failure);
       exchange.deps.onUpstreamFailure(this.target.id, kind, err);
     }
     if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']));

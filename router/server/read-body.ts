@@ -1,22 +1,41 @@
 import type { IncomingMessage } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
+import type { BodyReservation } from './body-budget.ts';
 
 /** The client went away before its body arrived; there is no one to answer. */
 export class ClientGoneError extends Error {
   override readonly name = 'ClientGoneError';
 }
 
+/** How one body is read. */
+export interface BodyReadOptions {
+  /** Largest body accepted (bytes); more gets 413. */
+  readonly limit: number;
+  /** This request's share of the router-wide body budget; grown before bytes are buffered. */
+  readonly reservation: BodyReservation;
+  /** Sees each chunk as it arrives (e.g. the JSON scanner); throws to refuse the body at once. */
+  readonly inspect?: (chunk: Buffer) => void;
+}
+
 const EMPTY = Buffer.alloc(0);
 
 /**
  * Reads the whole request body into memory (it is needed to route and to
- * replay on retry), refusing more than `limit` bytes.
- * @throws SwitchyardError 413 over the limit (before reading, when
- * Content-Length already says so); ClientGoneError when the client aborts.
+ * replay on retry). The bytes are reserved against the router-wide budget
+ * before they are kept: a declared Content-Length all at once, before any
+ * byte is read; a chunked body chunk by chunk.
+ *
+ * When the promise rejects with a {@link SwitchyardError}, the rest of the
+ * body stays unread: the caller must close the connection after answering.
+ * @throws SwitchyardError 413 over `limit`, 429 when the budget cannot hold
+ * the body, whatever `inspect` throws; ClientGoneError when the client aborts.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, options: BodyReadOptions): Promise<Buffer> {
+  const { limit, reservation, inspect } = options;
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+  const declaredBytes = declared === undefined ? undefined : Number(declared);
+  if (declaredBytes !== undefined && declaredBytes > limit) return Promise.reject(tooLarge(limit));
+  if (declaredBytes !== undefined && !reservation.grow(declaredBytes)) return Promise.reject(budgetExhausted());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -26,13 +45,19 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('error', onError);
       req.off('close', onClose);
     };
+    const refuse = (error: Error) => {
+      cleanup();
+      req.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(tooLarge(limit));
-        return;
+      if (size > limit) return refuse(tooLarge(limit));
+      if (declaredBytes === undefined && !reservation.grow(chunk.length)) return refuse(budgetExhausted());
+      try {
+        inspect?.(chunk);
+      } catch (err) {
+        return refuse(err as Error);
       }
       chunks.push(chunk);
     };
@@ -58,4 +83,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 function tooLarge(limit: number): SwitchyardError {
   return new SwitchyardError('SWITCHYARD_BODY_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`);
+}
+
+function budgetExhausted(): SwitchyardError {
+  return new SwitchyardError('SWITCHYARD_BODY_BUDGET', 'The router is holding too many request bodies right now; retry shortly.', {
+    retryAfterSeconds: 1,
+  });
 }

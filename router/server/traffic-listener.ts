@@ -14,9 +14,11 @@ import type { EndpointState } from '../load/load-view.ts';
 import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders, type AuthorizationRule } from '../proxy/headers.ts';
+import type { BodyBudget, BodyReservation } from './body-budget.ts';
+import { JsonBodyScanner } from './json-body-scanner.ts';
 import { ClientGoneError, readBody } from './read-body.ts';
 import { INFERENCE_ROUTES, originFormOf, pathOf, type InferenceRoute } from './routes.ts';
-import { jsonBodyFacts, multipartBodyFacts, type BodyFacts } from './routing-facts.ts';
+import { multipartBodyFacts, type BodyFacts } from './routing-facts.ts';
 
 /** The load view as the listener reads it. */
 export interface RoutingView {
@@ -34,12 +36,21 @@ export interface TrafficListenerDeps {
   readonly countRequest: (route: string, model: string, status: number) => void;
   /** Records how long the router took to answer a request it shed (seconds). */
   readonly observeShed: (seconds: number) => void;
+  /** Counts a request shed by the listener itself (the body budget), by reason. */
+  readonly countShed: (reason: 'body_budget', priority: string) => void;
+  /** Router-wide budget of bytes held by buffered request bodies. */
+  readonly bodyBudget: BodyBudget;
   /** Router-wide in-flight accounting. */
   readonly inFlight: { increment(): void; decrement(): void };
   /** True once the router stopped accepting: responses then close their connection. */
   readonly closing: () => boolean;
   readonly fallback: (req: IncomingMessage, res: ServerResponse) => void;
-  readonly limits: { readonly maxBodyBytes: number; readonly maxJsonDepth: number };
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    readonly maxJsonDepth: number;
+    /** Bytes of canonical prompt prefix the body scan keeps (0: none). */
+    readonly promptPrefixBytes: number;
+  };
   readonly requestIdHeader: string;
   readonly sessionHeader: string;
   /** Use the body's `user` field as the session key when the header is absent. */
@@ -80,10 +91,11 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
     return;
   }
   deps.inFlight.increment();
+  const reservation = deps.bodyBudget.open();
   let modelLabel = 'unknown';
   try {
-    const body = await readBody(req, deps.limits.maxBodyBytes);
-    const bodyFacts = readFacts(deps, route, req, body);
+    const bodyFacts = await readFacts(deps, route, req, reservation);
+    const body = bodyFacts.body;
     const model = bodyFacts.model ?? defaultModel(deps);
     if (!deps.view.knowsModel(model)) {
       throw new SwitchyardError('SWITCHYARD_MODEL_NOT_FOUND', `The model \`${model}\` does not exist.`, { param: 'model' });
@@ -127,11 +139,13 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       modelLabel: label,
       arrivedAt,
       onDone: (status) => {
+        reservation.release();
         deps.inFlight.decrement();
         deps.countRequest(route.path, label, status);
       },
     });
   } catch (err) {
+    reservation.release();
     deps.inFlight.decrement();
     if (err instanceof ClientGoneError) {
       res.destroy();
@@ -139,22 +153,41 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       return;
     }
     const error = toSwitchyardError(err);
-    if (error.code === 'SWITCHYARD_BODY_TOO_LARGE') res.shouldKeepAlive = false; // the rest of the body stays unread
+    if (!req.complete) {
+      // The rest of the body is discarded unread, then the connection closes: closing on unread
+      // bytes could turn into a reset that hides the answer.
+      res.shouldKeepAlive = false;
+      req.resume();
+    }
     sendError(res, error, [deps.requestIdHeader, requestId]);
     deps.countRequest(route.path, modelLabel, error.status);
+    if (error.code === 'SWITCHYARD_BODY_BUDGET') deps.countShed('body_budget', priority);
     if (error.status === 429) deps.observeShed((performance.now() - arrivedAt) / 1000);
   }
 }
 
-function readFacts(deps: TrafficListenerDeps, route: InferenceRoute, req: IncomingMessage, body: Buffer): BodyFacts {
-  const contentType = req.headers['content-type'] ?? '';
+/**
+ * Reads the body within the limits and the budget, and the facts routing needs from it. A JSON
+ * body is scanned chunk by chunk as it arrives, so a bad one is refused at its first bad byte.
+ */
+async function readFacts(
+  deps: TrafficListenerDeps,
+  route: InferenceRoute,
+  req: IncomingMessage,
+  reservation: BodyReservation,
+): Promise<BodyFacts & { body: Buffer }> {
+  const limit = deps.limits.maxBodyBytes;
   if (route.body === 'multipart') {
+    const contentType = req.headers['content-type'] ?? '';
     if (!/^multipart\/form-data/i.test(contentType)) {
       throw new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'This route takes a multipart/form-data body.');
     }
-    return multipartBodyFacts(body, contentType);
+    const body = await readBody(req, { limit, reservation });
+    return { ...multipartBodyFacts(body, contentType), body };
   }
-  return jsonBodyFacts(body, deps.limits.maxJsonDepth);
+  const scanner = new JsonBodyScanner({ maxDepth: deps.limits.maxJsonDepth, promptPrefixBytes: deps.limits.promptPrefixBytes });
+  const body = await readBody(req, { limit, reservation, inspect: (chunk) => scanner.push(chunk) });
+  return { ...scanner.finish(body), body };
 }
 
 function defaultModel(deps: TrafficListenerDeps): string {

@@ -1,0 +1,122 @@
+/**
+ * Bodies built to cost the router CPU and memory. Nesting depth used to be
+ * checked after `JSON.parse` of bodies up to 32 MiB: one deeply nested body
+ * cost 4-7 s of main-thread CPU and ~600 MB of heap, three stalled the event
+ * loop for 18 s (the kubelet restarts a pod whose /livez fails that long), a
+ * depth-3 body of the same size stalled the loop 3 s and was then forwarded,
+ * and a multipart body with a tiny boundary stalled it 2 s. The body is now
+ * scanned as it arrives: the event loop must keep answering throughout.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { test } from 'node:test';
+import { EngineSimulator } from '../../../loadtest/sim/server.ts';
+import { send, startRouterProcess, type RouterProcess } from '../harness.ts';
+
+const MiB = 1024 * 1024;
+const SIZE = 32 * MiB - 1024;
+
+function deeplyNested(): Buffer {
+  const half = Math.floor((SIZE - 40) / 2);
+  return Buffer.from('{"model":"hostile-model","x":' + '['.repeat(half) + ']'.repeat(half) + '}');
+}
+
+function manySmallArrays(): Buffer {
+  const n = Math.floor((SIZE - 40) / 8);
+  return Buffer.from('{"model":"hostile-model","x":[' + Array.from({ length: n }, () => '[[1,2]]').join(',') + ']}');
+}
+
+/** Samples how long the main loop takes to answer the traffic port's /livez (ms), until stopped. */
+function sampleMainLoop(base: string): { stop: () => Promise<number> } {
+  let worst = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await send(`${base}/livez`, { method: 'GET' });
+      worst = Math.max(worst, performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return worst;
+    },
+  };
+}
+
+async function withRouter(run: (router: RouterProcess, engine: EngineSimulator) => Promise<void>): Promise<void> {
+  const engine = new EngineSimulator({ model: 'hostile-model', knobs: { ttftMs: 0, itlMs: 0 } });
+  await engine.listen();
+  const router = await startRouterProcess([
+    '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--lifecycle-pre-stop-delay-ms', '0',
+  ]);
+  try {
+    const base = `http://127.0.0.1:${router.traffic}`;
+    for (let i = 0; i < 100; i++) {
+      const ready = await send(`${base}/v1/models`, { method: 'GET' });
+      if (ready.body.includes('hostile-model')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await run(router, engine);
+  } finally {
+    router.child.kill('SIGKILL');
+    await router.exit;
+    await engine.close();
+  }
+}
+
+const post = (base: string, body: Buffer, contentType = 'application/json') =>
+  send(`${base}/v1/chat/completions`, { headers: { 'content-type': contentType }, body });
+
+test('regression: three 32 MiB deeply nested bodies stalled the event loop for seconds; now each is refused at its first bracket too deep', async () => {
+  await withRouter(async (router) => {
+    const base = `http://127.0.0.1:${router.traffic}`;
+    const body = deeplyNested();
+    const probe = sampleMainLoop(base);
+    const started = performance.now();
+    const answers = await Promise.all([post(base, body), post(base, body), post(base, body)]);
+    const elapsedMs = performance.now() - started;
+    const worstMs = await probe.stop();
+    for (const answer of answers) {
+      assert.equal(answer.status, 400);
+      assert.match(answer.body.toString(), /SWITCHYARD_NESTING_TOO_DEEP/);
+    }
+    assert.ok(worstMs < 500, `main loop answered /livez in ${worstMs.toFixed(0)} ms at worst`);
+    assert.ok(elapsedMs < 10_000, `took ${elapsedMs.toFixed(0)} ms`);
+    assert.equal(router.child.exitCode, null);
+  });
+});
+
+test('regression: a 32 MiB body of small arrays stalled the event loop 3 s; now it is scanned in slices while the loop keeps answering', async () => {
+  await withRouter(async (router, engine) => {
+    const base = `http://127.0.0.1:${router.traffic}`;
+    const probe = sampleMainLoop(base);
+    const answer = await post(base, manySmallArrays());
+    const worstMs = await probe.stop();
+    assert.equal(answer.status, 200, answer.body.toString().slice(0, 200));
+    assert.ok(worstMs < 500, `main loop answered /livez in ${worstMs.toFixed(0)} ms at worst`);
+    assert.equal(engine.requests, 1, 'the valid body reached the engine');
+  });
+});
+
+test('regression: a multipart body with a tiny boundary repeated throughout stalled the event loop 2 s; now it is refused after a bounded look', async () => {
+  await withRouter(async (router) => {
+    const base = `http://127.0.0.1:${router.traffic}`;
+    const body = Buffer.from('\r\n--a'.repeat(Math.floor(SIZE / 5)));
+    const probe = sampleMainLoop(base);
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = request(`${base}/v1/audio/transcriptions`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=a' }, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    const worstMs = await probe.stop();
+    assert.equal(answer, 400);
+    assert.ok(worstMs < 500, `main loop answered /livez in ${worstMs.toFixed(0)} ms at worst`);
+  });
+});
