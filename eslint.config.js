@@ -28,4 +28,30 @@ export default tseslint.config(
     files: ['**/*.test.ts', 'loadtest/**/*.ts', 'router/cli/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // Undici response bodies the router reads itself come only from discovery/upstream-body.ts:
+    // an unread body destroyed with no 'error' listener is an uncaught exception, and one engine
+    // answering 401 to /metrics took every replica down that way. So nothing else may start a
+    // request that yields a body (the forwarder's dispatch() yields none). Tests, e2e harnesses
+    // and loadtest/ read their own bodies.
+    files: ['router/**/*.ts', 'discovery/**/*.ts'],
+    ignores: ['discovery/upstream-body.ts', '**/*.test.ts', '**/e2e/**', 'discovery/kubernetes/test-support/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(request|stream|pipeline)$/]",
+          message: 'Read upstream HTTP answers through discovery/upstream-body.ts (upstreamGet, fetchText): it owns every response body.',
+        },
+        {
+          selector: "ImportDeclaration[source.value='undici'] > ImportSpecifier[imported.name=/^(request|stream|pipeline|fetch)$/]",
+          message: 'Read upstream HTTP answers through discovery/upstream-body.ts (upstreamGet, fetchText): it owns every response body.',
+        },
+        {
+          selector: "CallExpression[callee.name='fetch']",
+          message: 'Read upstream HTTP answers through discovery/upstream-body.ts (upstreamGet, fetchText): it owns every response body.',
+        },
+      ],
+    },
+  },
 );

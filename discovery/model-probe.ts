@@ -7,7 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Endpoint, EndpointSet, EndpointSetListener, EndpointSource } from './endpoint.ts';
-import { fetchText } from './http-text.ts';
+import { fetchText } from './upstream-body.ts';
 
 /** Fetches the model ids an endpoint serves. Rejects on any failure. */
 export type ModelFetcher = (baseUrl: string) => Promise<readonly string[]>;

@@ -26,7 +26,7 @@ import { ShedLog } from './admission/shed-log.ts';
 import { WaitQueue } from './admission/wait-queue.ts';
 import { RetryBudget } from './proxy/retry-budget.ts';
 import type { EndpointState } from './load/endpoint-state.ts';
-import { fetchText } from '../discovery/http-text.ts';
+import { fetchText } from '../discovery/upstream-body.ts';
 import { Scraper } from './load/scraper.ts';
 import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';

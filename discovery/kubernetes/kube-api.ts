@@ -13,12 +13,14 @@
  * The KubeConfig still does everything auth-related (`applyToHTTPSOptions`:
  * token files re-read every 60 s, exec plugins, OIDC, client certificates,
  * CA, tls-server-name, insecure-skip-tls-verify). A cluster `proxy-url` is not
- * supported.
+ * supported. Every answer body (list pages, watch streams, error Status
+ * objects) is read through ../upstream-body.ts, which caps and discards them
+ * and keeps their errors from escaping as uncaught exceptions.
  */
 import { createHash } from 'node:crypto';
-import { StringDecoder } from 'node:string_decoder';
 import { Agent } from 'undici';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { upstreamGet, type UpstreamAnswer } from '../upstream-body.ts';
 
 /** A non-2xx answer from the API server; `statusCode` 410 means Gone (re-list). */
 export class KubeApiError extends Error {
@@ -119,23 +121,10 @@ export class KubeApi implements ListWatchApi {
     signal: AbortSignal,
     onLines: (lines: readonly string[]) => void,
   ): Promise<void> {
-    const response = await this.#request(path, { ...query, watch: 'true' }, signal, { bodyTimeout: 0 });
-    if (response.statusCode !== 200) throw await statusError(response, path);
-    const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
-    let partial = '';
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      const text = partial + decoder.write(chunk);
-      const lines = text.split('\n');
-      partial = lines.pop() as string;
-      if (partial.length > this.#settings.maxLineBytes) {
-        response.body.destroy();
-        throw new Error(`watch ${path}: event larger than ${this.#settings.maxLineBytes} bytes`);
-      }
-      const complete = lines.filter((line) => line.trim() !== '');
-      if (complete.length > 0) onLines(complete);
-    }
-    partial += decoder.end();
-    if (partial.trim() !== '') throw new Error(`watch ${path}: stream ended inside an event`);
+    await this.#get(path, { ...query, watch: 'true' }, signal, { bodyTimeout: 0 }, `watch ${path}`, async (answer) => {
+      if (answer.statusCode !== 200) throw await statusError(answer, path);
+      await answer.lines(this.#settings.maxLineBytes, onLines);
+    });
   }
 
   /** Closes the connection pool. */
@@ -147,25 +136,22 @@ export class KubeApi implements ListWatchApi {
 
   async #getJson(path: string, query: Readonly<Record<string, string>>, signal: AbortSignal): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.#settings.listTimeoutMs);
-    const response = await this.#request(path, query, AbortSignal.any([signal, timeout]), {
-      headersTimeout: this.#settings.listTimeoutMs,
-      bodyTimeout: this.#settings.listTimeoutMs,
+    const timeouts = { headersTimeout: this.#settings.listTimeoutMs, bodyTimeout: this.#settings.listTimeoutMs };
+    return this.#get(path, query, AbortSignal.any([signal, timeout]), timeouts, `list ${path}`, async (answer) => {
+      if (answer.statusCode !== 200) throw await statusError(answer, path);
+      return JSON.parse(await answer.text(this.#settings.maxListBytes)) as unknown;
     });
-    if (response.statusCode !== 200) throw await statusError(response, path);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.#settings.maxListBytes) {
-        response.body.destroy();
-        throw new Error(`list ${path}: answer larger than ${this.#settings.maxListBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
   }
 
-  async #request(path: string, query: Readonly<Record<string, string>>, signal: AbortSignal, timeouts: { headersTimeout?: number; bodyTimeout: number }) {
+  /** One authenticated GET; its body is read only through `read` (see upstream-body.ts). */
+  async #get<T>(
+    path: string,
+    query: Readonly<Record<string, string>>,
+    signal: AbortSignal,
+    timeouts: { headersTimeout?: number; bodyTimeout: number },
+    label: string,
+    read: (answer: UpstreamAnswer) => Promise<T>,
+  ): Promise<T> {
     const options: HttpsOptions = { headers: {} };
     await this.#config.applyToHTTPSOptions(options);
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -173,15 +159,8 @@ export class KubeApi implements ListWatchApi {
     if (options.auth !== undefined) headers['authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
     const url = new URL(this.#server.pathname.replace(/\/+$/, '') + path, this.#server);
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    return this.#agentFor(options).request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: 'GET',
-      headers,
-      signal,
-      headersTimeout: timeouts.headersTimeout ?? this.#settings.listTimeoutMs,
-      bodyTimeout: timeouts.bodyTimeout,
-    });
+    const get = { url, headers, signal, headersTimeout: timeouts.headersTimeout ?? this.#settings.listTimeoutMs, bodyTimeout: timeouts.bodyTimeout, label };
+    return upstreamGet(this.#agentFor(options), get, read);
   }
 
   /** One pool while the TLS material stays the same; a rotated certificate gets a new one. */
@@ -207,22 +186,14 @@ export class KubeApi implements ListWatchApi {
   }
 }
 
-async function statusError(response: { statusCode: number; body: AsyncIterable<Buffer> & { destroy(): void } }, path: string): Promise<KubeApiError> {
+/** The error for a non-2xx answer, with the reason and message of its Status body when it has one. */
+async function statusError(answer: UpstreamAnswer, path: string): Promise<KubeApiError> {
   let detail = '';
   try {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += chunk.length;
-      if (size > 64 * 1024) break;
-      chunks.push(chunk);
-    }
-    const status = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { reason?: unknown; message?: unknown };
+    const status = JSON.parse(await answer.excerpt(64 * 1024)) as { reason?: unknown; message?: unknown };
     detail = [status.reason, status.message].filter((part) => typeof part === 'string').join(': ');
   } catch {
     // not a Status object; the code alone says enough
-  } finally {
-    response.body.destroy();
   }
-  return new KubeApiError(response.statusCode, `${path}: answered ${response.statusCode}${detail === '' ? '' : ` (${detail})`}`);
+  return new KubeApiError(answer.statusCode, `${path}: answered ${answer.statusCode}${detail === '' ? '' : ` (${detail})`}`);
 }

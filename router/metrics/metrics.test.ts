@@ -10,6 +10,7 @@ function fixture() {
     connections: () => 0,
     eventLoopLagMs: () => 0,
     queueLength: () => 0,
+    bufferedBodyBytes: () => 0,
   });
   const text = async () => (await metrics.registry.metrics()).split('\n').filter((line) => !line.startsWith('#'));
   const seriesOf = async (id: string) => (await text()).filter((line) => line.includes(`backend="${id}"`));
