@@ -17,10 +17,16 @@ export interface PolicySettings {
   readonly powerOfTwoChoices: boolean;
 }
 
-/** Resolves the policy for a model. */
+/**
+ * Resolves the policy for a model. Model names come from requests, so they
+ * are looked up in a Map: indexing the configured object with a name like
+ * `constructor` or `toString` found Object.prototype's function and failed
+ * the request with a 500.
+ */
 export class PolicyRegistry {
   readonly #byName: ReadonlyMap<PolicyName, RoutingPolicy>;
-  readonly #settings: PolicySettings;
+  readonly #byModel: ReadonlyMap<string, PolicyName>;
+  readonly #fallback: PolicyName;
 
   constructor(settings: PolicySettings, random: Random) {
     const leastLoad = new LeastLoadPolicy(random, settings.powerOfTwoChoices);
@@ -32,12 +38,12 @@ export class PolicyRegistry {
       ['least-load', leastLoad],
       ['round-robin', new RoundRobinPolicy()],
     ]);
-    this.#settings = settings;
+    this.#byModel = new Map(Object.entries(settings.modelPolicies));
+    this.#fallback = settings.policy;
   }
 
-  /** The policy for `model`. */
+  /** The policy for `model` (any string): its entry in `modelPolicies`, else `policy`. */
   forModel(model: string): RoutingPolicy {
-    const name = this.#settings.modelPolicies[model] ?? this.#settings.policy;
-    return this.#byName.get(name) as RoutingPolicy;
+    return this.#byName.get(this.#byModel.get(model) ?? this.#fallback) as RoutingPolicy;
   }
 }
