@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PolicyRegistry } from './registry.ts';
+import { PolicyRegistry, type PolicyName } from './registry.ts';
 
 const PROTOTYPE_KEYS = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
 
@@ -17,7 +17,8 @@ describe('policy registry', () => {
   });
 
   it('honours a per-model policy for such a name', () => {
-    const named = new PolicyRegistry({ policy: 'least-load', modelPolicies: { constructor: 'round-robin' }, balanceEpsilon: 0.25, powerOfTwoChoices: false }, Math.random);
+    const modelPolicies: Record<string, PolicyName> = Object.fromEntries([['constructor', 'round-robin' as const]]);
+    const named = new PolicyRegistry({ policy: 'least-load', modelPolicies, balanceEpsilon: 0.25, powerOfTwoChoices: false }, Math.random);
     assert.equal(named.forModel('constructor').name, 'round-robin');
     assert.equal(named.forModel('toString').name, 'least-load');
   });
