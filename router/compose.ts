@@ -39,6 +39,7 @@ import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
 import { BodyBudget } from './server/body-budget.ts';
 import { createTrafficListener } from './server/traffic-listener.ts';
+import { trustedProxies } from './server/trusted-proxies.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -181,6 +182,7 @@ export class Router {
       view: this.view,
       admission,
       priorityHeader: config.admission.priorityHeader,
+      trustedClient: trustedProxies(config.server.trustedProxies),
       forward: (request) => forwarder.forward(request),
       countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
       observeShed: (seconds) => this.metrics.observeShedDuration(seconds),

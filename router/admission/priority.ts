@@ -1,8 +1,9 @@
 /**
  * Request priority, from a request header (`admission.priorityHeader`,
- * default `x-priority`): `high`, `normal` (the default, and what any other
- * value means) or `low`. Under pressure low-priority work is shed first and
- * high-priority work last; in the wait queue, higher priority goes first.
+ * default `x-priority`) sent by a trusted proxy: `high`, `normal` (the
+ * default, and what any other value or an untrusted sender means) or `low`.
+ * Under pressure low-priority work is shed first and high-priority work
+ * last; in the wait queue, higher priority goes first.
  */
 
 /** Priority levels, highest first. */
@@ -14,6 +15,21 @@ export type Priority = (typeof PRIORITIES)[number];
 export function parsePriority(value: string | string[] | undefined): Priority {
   const raw = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
   return raw === 'high' || raw === 'low' ? raw : 'normal';
+}
+
+/**
+ * The priority a request runs at. Any client can send the header, and `high`
+ * lets it past limits that shed everyone else, so the header counts only
+ * when `trusted`: the connection comes from a trusted proxy
+ * (`server.trustedProxies`), which sets or strips it for its own clients.
+ * From anyone else it is ignored: `normal`.
+ *
+ * Hook for authenticated API keys: a key's configured priority class will be
+ * the other source, decided where the key is checked and passed in here
+ * (a key's class, else the header when trusted, else normal).
+ */
+export function requestPriority(value: string | string[] | undefined, trusted: boolean): Priority {
+  return trusted ? parsePriority(value) : 'normal';
 }
 
 /**

@@ -7,6 +7,7 @@
  * Every field has a description (shown by `--help`) and a unit in its name or
  * description. Durations are milliseconds, sizes are bytes.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const hostPort = z
@@ -19,6 +20,15 @@ const backendUrl = z
   .refine((value) => new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment');
 
 const positiveMs = z.number().int().positive();
+
+/** An IPv4 or IPv6 address, or a CIDR block of either. */
+const ipOrCidr = z.string().refine((value) => {
+  const slash = value.indexOf('/');
+  const family = isIP(slash === -1 ? value : value.slice(0, slash));
+  if (family === 0 || slash === -1) return family !== 0;
+  const prefix = value.slice(slash + 1);
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}, 'must be an IPv4 or IPv6 address or CIDR block, e.g. 10.0.0.0/8 or fd00::/8');
 
 const timeouts = z
   .object({
@@ -61,6 +71,12 @@ const server = z
       .default(256 * 1024 * 1024)
       .describe(
         'Router-wide cap on bytes held by buffered request bodies, queued and in flight (bytes); a body that does not fit gets 429 and its connection closes. Keep it well under the memory limit.',
+      ),
+    trustedProxies: z
+      .array(ipOrCidr)
+      .default([])
+      .describe(
+        'Socket addresses of the proxies in front of the router (IPv4/IPv6 addresses or CIDR blocks, e.g. 10.0.0.0/8): only connections from these may set the priority header (admission.priorityHeader); from any other client it is ignored. Empty: nobody.',
       ),
   })
   .prefault({})

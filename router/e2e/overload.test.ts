@@ -38,7 +38,8 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_M
 describe('shedding on saturation', () => {
   let fleet: Fleet;
   before(async () => {
-    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '4']);
+    // The test client is the trusted proxy, so its x-priority counts.
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '4', '--server-trusted-proxies', '127.0.0.1']);
   });
   after(() => fleet.close());
 

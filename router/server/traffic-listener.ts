@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError, toSwitchyardError } from '../errors/errors.ts';
 import { sendError } from '../errors/send-error.ts';
 import type { AdmissionControl } from '../admission/admission-control.ts';
-import { parsePriority } from '../admission/priority.ts';
+import { requestPriority } from '../admission/priority.ts';
 import type { EndpointState } from '../load/load-view.ts';
 import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
@@ -32,6 +32,8 @@ export interface TrafficListenerDeps {
   /** Router-wide pressure, policy, saturation, queue: which endpoints to try, or why not. */
   readonly admission: AdmissionControl<EndpointState>;
   readonly priorityHeader: string;
+  /** True when the socket address belongs to a trusted proxy (`server.trustedProxies`), whose priority header counts. */
+  readonly trustedClient: (address: string | undefined) => boolean;
   readonly forward: (request: ForwardRequest) => void;
   readonly countRequest: (route: string, model: string, status: number) => void;
   /** Records how long the router took to answer a request it shed (seconds). */
@@ -78,7 +80,9 @@ export function createTrafficListener(deps: TrafficListenerDeps): (req: Incoming
 async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const arrivedAt = performance.now();
   const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
-  const priority = parsePriority(req.headers[deps.priorityHeader]);
+  // Only a trusted proxy may set the priority (later also an authenticated key's class: see requestPriority).
+  const trusted = deps.trustedClient(req.socket.remoteAddress);
+  const priority = requestPriority(req.headers[deps.priorityHeader], trusted);
   const pressure = deps.admission.checkPressure(priority);
   if (pressure !== undefined) {
     // Shed before reading the body. Read and discard what the client still sends, so closing
