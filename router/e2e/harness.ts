@@ -42,21 +42,32 @@ export async function startFleet(engines: SimOptions[], flags: string[] = [], ex
   const sims = engines.map((options) => new EngineSimulator(options));
   for (const sim of sims) await sim.listen();
   const backends = [...sims.map((s) => s.url), ...extraBackends];
-  const loaded = loadConfig(
-    [
-      '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0',
-      // The test client, the engines and the router share this one event loop, so its lag measures
-      // the test, not the router; tests of lag shedding set their own threshold.
-      '--admission-event-loop-lag-ms', '10000',
-      ...backends.flatMap((b) => ['--backend', b]),
-      ...flags,
-    ],
-    {},
-  );
-  if (loaded.kind !== 'config') throw new Error('unexpected help');
-  const router = new Router(loaded.config, { logger: silent(), ...routerOptions });
-  const ports = await router.start();
-  await waitFor(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length >= sims.length);
+  let router: Router | undefined;
+  let ports: { traffic: number; admin: number };
+  try {
+    const loaded = loadConfig(
+      [
+        '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0',
+        // The test client, the engines and the router share this one event loop, so its lag measures
+        // the test, not the router; tests of lag shedding set their own threshold.
+        '--admission-event-loop-lag-ms', '10000',
+        ...backends.flatMap((b) => ['--backend', b]),
+        ...flags,
+      ],
+      {},
+    );
+    if (loaded.kind !== 'config') throw new Error('unexpected help');
+    const started = new Router(loaded.config, { logger: silent(), ...routerOptions });
+    router = started;
+    ports = await started.start();
+    await waitFor(() => [...started.view.all()].filter((s) => s.endpoint.models !== undefined).length >= sims.length);
+  } catch (err) {
+    // A fleet that fails to start must not leave listening engines behind: they would hold the
+    // test process open until the runner's timeout instead of letting the failure show at once.
+    await router?.close();
+    await Promise.all(sims.map((s) => s.close()));
+    throw err;
+  }
   return {
     router,
     engines: sims,
