@@ -23,6 +23,13 @@ export interface Endpoint {
   readonly draining: boolean;
   /** Max concurrent sequences, when the source knows it (config, pod annotation). */
   readonly capacity?: number;
+  /**
+   * Name of the discovery source that produced it (`static`, `default`, or a
+   * `discovery.sources` key); undefined for sources embedded without a name.
+   * Keys the source's model allow-list and engine credentials, which are kept
+   * apart from the endpoint so nothing that renders endpoints can show them.
+   */
+  readonly source?: string;
 }
 
 /** An immutable snapshot of the endpoints one source (or the union) knows. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ModelProbe, parseModelList } from './model-probe.ts';
 import { StaticEndpointSource } from './static-source.ts';
-import type { EndpointSet } from './endpoint.ts';
+import type { EndpointSet, EndpointSource } from './endpoint.ts';
 
 function waitFor(condition: () => boolean): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -47,6 +47,33 @@ describe('model probe', () => {
     fail = true;
     await waitFor(() => probe.status('http://127.0.0.1:3')?.lastError === 'down');
     assert.deepEqual(sets.at(-1)?.endpoints[0]?.models, ['m']);
+    await probe.stop();
+  });
+
+  it("asks each endpoint as its own source, so one source's answer never fills in another's", async () => {
+    const asked: string[] = [];
+    const url = 'http://127.0.0.1:4';
+    const base = { url, models: undefined, labels: {}, ready: true, draining: false };
+    // The same address reached through two sources (e.g. a static URL and a pod with that IP).
+    const source: EndpointSource = {
+      start: (listener) => listener({ version: 1, endpoints: [{ ...base, id: 'a', source: 'static' }, { ...base, id: 'b', source: 'team-b' }] }),
+      stop: () => Promise.resolve(),
+    };
+    const probe = new ModelProbe(
+      source,
+      (baseUrl, from) => {
+        asked.push(`${String(from)} ${baseUrl}`);
+        return Promise.resolve([`${String(from)}-model`]);
+      },
+      { intervalMs: 60_000, retryMs: 10 },
+    );
+    const sets: EndpointSet[] = [];
+    probe.start((set) => sets.push(set));
+    await waitFor(() => sets.at(-1)?.endpoints.every((e) => e.models !== undefined) ?? false);
+    assert.deepEqual(asked.sort(), [`static ${url}`, `team-b ${url}`]);
+    assert.deepEqual(sets.at(-1)?.endpoints.map((e) => [e.id, e.models]), [['a', ['static-model']], ['b', ['team-b-model']]]);
+    assert.deepEqual(probe.status(url, 'team-b')?.models, ['team-b-model']);
+    assert.equal(probe.status(url), undefined, 'keyed by source too');
     await probe.stop();
   });
 

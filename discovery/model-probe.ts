@@ -9,8 +9,11 @@ import type { Dispatcher } from 'undici';
 import type { Endpoint, EndpointSet, EndpointSetListener, EndpointSource } from './endpoint.ts';
 import { fetchText } from './upstream-body.ts';
 
-/** Fetches the model ids an endpoint serves. Rejects on any failure. */
-export type ModelFetcher = (baseUrl: string) => Promise<readonly string[]>;
+/**
+ * Fetches the model ids an endpoint serves. `source` is the endpoint's
+ * discovery source (it chooses the engine key sent). Rejects on any failure.
+ */
+export type ModelFetcher = (baseUrl: string, source?: string) => Promise<readonly string[]>;
 
 /** What the probe knows about one endpoint, for `/debug/endpoints`. */
 export interface ModelProbeStatus {
@@ -28,6 +31,8 @@ export interface ModelProbeTiming {
 }
 
 interface ProbeState {
+  readonly url: string;
+  readonly source: string | undefined;
   models: readonly string[] | undefined;
   fetchedAt: number | undefined;
   lastError: string | undefined;
@@ -66,36 +71,39 @@ export class ModelProbe implements EndpointSource {
     await this.#inner.stop();
   }
 
-  /** The probe's view of one endpoint URL, or undefined when it does not probe it. */
-  status(url: string): ModelProbeStatus | undefined {
-    const state = this.#states.get(url);
+  /** The probe's view of one endpoint URL of `source`, or undefined when it does not probe it. */
+  status(url: string, source?: string): ModelProbeStatus | undefined {
+    const state = this.#states.get(probeKey(url, source));
     return state && { models: state.models, fetchedAt: state.fetchedAt, lastError: state.lastError };
   }
 
   #onBaseSet(set: EndpointSet): void {
     this.#base = set;
-    const wanted = new Set(set.endpoints.filter((e) => e.models === undefined).map((e) => e.url));
-    for (const [url, state] of this.#states) {
-      if (!wanted.has(url)) {
+    // Keyed by source and URL: each source's endpoints are asked with that source's key, and
+    // what one source's endpoint answers never fills in the models of another source's.
+    const wanted = new Map<string, Endpoint>();
+    for (const endpoint of set.endpoints) if (endpoint.models === undefined) wanted.set(probeKey(endpoint.url, endpoint.source), endpoint);
+    for (const [key, state] of this.#states) {
+      if (!wanted.has(key)) {
         clearTimeout(state.timer);
-        this.#states.delete(url);
+        this.#states.delete(key);
       }
     }
-    for (const url of wanted) {
-      if (this.#states.has(url)) continue;
-      const state: ProbeState = { models: undefined, fetchedAt: undefined, lastError: undefined, timer: undefined, inFlight: false };
-      this.#states.set(url, state);
-      void this.#probe(url, state);
+    for (const [key, endpoint] of wanted) {
+      if (this.#states.has(key)) continue;
+      const state: ProbeState = { url: endpoint.url, source: endpoint.source, models: undefined, fetchedAt: undefined, lastError: undefined, timer: undefined, inFlight: false };
+      this.#states.set(key, state);
+      void this.#probe(key, state);
     }
     this.#emit();
   }
 
-  async #probe(url: string, state: ProbeState): Promise<void> {
+  async #probe(key: string, state: ProbeState): Promise<void> {
     if (state.inFlight || this.#stopped) return;
     state.inFlight = true;
     let changed = false;
     try {
-      const models = [...(await this.#fetchModels(url))].sort();
+      const models = [...(await this.#fetchModels(state.url, state.source))].sort();
       changed = state.models === undefined || state.models.join('\n') !== models.join('\n');
       state.models = models;
       state.fetchedAt = Date.now();
@@ -105,9 +113,9 @@ export class ModelProbe implements EndpointSource {
     } finally {
       state.inFlight = false;
     }
-    if (this.#states.get(url) !== state) return; // endpoint left while we were asking
+    if (this.#states.get(key) !== state) return; // endpoint left while we were asking
     const delay = state.models === undefined ? this.#timing.retryMs : this.#timing.intervalMs;
-    state.timer = setTimeout(() => void this.#probe(url, state), delay);
+    state.timer = setTimeout(() => void this.#probe(key, state), delay);
     state.timer.unref();
     if (changed) this.#emit();
   }
@@ -117,22 +125,36 @@ export class ModelProbe implements EndpointSource {
     if (base === undefined || this.#listener === undefined) return;
     const endpoints = base.endpoints.map((endpoint): Endpoint => {
       if (endpoint.models !== undefined) return endpoint;
-      return { ...endpoint, models: this.#states.get(endpoint.url)?.models };
+      return { ...endpoint, models: this.#states.get(probeKey(endpoint.url, endpoint.source))?.models };
     });
     this.#listener({ version: ++this.#version, endpoints });
   }
 }
 
+/** Source names are DNS labels (no spaces), so the key cannot be ambiguous. */
+function probeKey(url: string, source: string | undefined): string {
+  return source === undefined ? url : `${source} ${url}`;
+}
+
 /**
  * The production {@link ModelFetcher}: GET `{baseUrl}/v1/models` through the
- * given dispatcher, with a timeout and a body size cap, optionally sending
- * the engines' API key.
+ * given dispatcher, with a timeout and a body size cap, sending the engine
+ * key of the endpoint's source when `authorization` gives one (the whole
+ * `Authorization` value, e.g. `Bearer KEY`: one for every source, or chosen
+ * per source).
  */
-export function httpModelFetcher(dispatcher: Dispatcher, timeoutMs: number, authorization?: string): ModelFetcher {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (authorization !== undefined) headers['authorization'] = authorization;
-  return async (baseUrl) =>
-    parseModelList(await fetchText(dispatcher, new URL(`${baseUrl}/v1/models`), { timeoutMs, maxBytes: MAX_MODELS_BODY_BYTES, headers }));
+export function httpModelFetcher(
+  dispatcher: Dispatcher,
+  timeoutMs: number,
+  authorization?: string | ((source: string | undefined) => string | undefined),
+): ModelFetcher {
+  const plain: Record<string, string> = { accept: 'application/json' };
+  const authorizationFor = typeof authorization === 'function' ? authorization : () => authorization;
+  return async (baseUrl, source) => {
+    const value = authorizationFor(source);
+    const headers = value === undefined ? plain : { ...plain, authorization: value };
+    return parseModelList(await fetchText(dispatcher, new URL(`${baseUrl}/v1/models`), { timeoutMs, maxBytes: MAX_MODELS_BODY_BYTES, headers }));
+  };
 }
 
 /** Extracts model ids from an OpenAI `/v1/models` body. @throws on any other shape. */

@@ -8,11 +8,13 @@ import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Agent } from 'undici';
 import type { EndpointSource } from '../discovery/endpoint.ts';
+import { ModelAllowList } from '../discovery/model-allow-list.ts';
 import { ModelProbe, httpModelFetcher } from '../discovery/model-probe.ts';
-import { StaticEndpointSource } from '../discovery/static-source.ts';
+import { STATIC_SOURCE_NAME, StaticEndpointSource } from '../discovery/static-source.ts';
 import { UnionEndpointSource } from '../discovery/union-source.ts';
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
-import { KubernetesDiscovery, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
+import { KubernetesDiscovery, MODE_SOURCE_NAME, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
+import { namespaceTrustGap } from '../discovery/kubernetes/namespace-trust.ts';
 import type { Config } from './config/schema.ts';
 import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
@@ -30,7 +32,7 @@ import { fetchText } from '../discovery/upstream-body.ts';
 import { Scraper } from './load/scraper.ts';
 import { PolicyRegistry } from './policy/registry.ts';
 import { Forwarder } from './proxy/forwarder.ts';
-import type { AuthorizationRule } from './proxy/headers.ts';
+import { EngineCredentials } from './proxy/engine-credentials.ts';
 import { createAdminApp } from './server/admin-app.ts';
 import { AdminPort } from './server/admin-port.ts';
 import { debugEndpointsDocument } from './server/debug-endpoints.ts';
@@ -66,6 +68,7 @@ export class Router {
   readonly #source: EndpointSource;
   readonly #kubernetes: KubernetesDiscovery | undefined;
   readonly #probe: ModelProbe;
+  readonly #allowList: ModelAllowList;
   readonly #scraper: Scraper;
   readonly #upstream: Agent;
   readonly #probeAgent: Agent;
@@ -79,13 +82,13 @@ export class Router {
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
     this.logger = options.logger ?? createLogger(config.logLevel);
-    const authorization = authorizationRule(config);
+    // Engine keys by source name, kept here: never on the endpoints /debug/endpoints renders.
+    const credentials = engineCredentials(config);
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
     });
-    const probeAuthorization = authorization.kind === 'replace' ? authorization.value : undefined;
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);
     this.#upstream = new Agent({
@@ -99,9 +102,17 @@ export class Router {
     this.#source = options.source ?? configuredSource(config, this.#kubernetes, this.logger);
     this.#probe = new ModelProbe(
       this.#source,
-      httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, probeAuthorization),
+      httpModelFetcher(this.#probeAgent, config.modelsRefresh.timeoutMs, (source) => credentials.engineAuthorization(source)),
       config.modelsRefresh,
     );
+    // After the probe, so models learnt from /v1/models pass the same per-source allow-list as labels.
+    this.#allowList = new ModelAllowList(this.#probe, allowLists(config), (dropped) =>
+      this.logger.warn(
+        { backend: dropped.id, source: dropped.source, dropped: dropped.dropped, droppedCount: dropped.droppedCount, kept: dropped.kept },
+        "endpoint claims models its source's allowedModels do not allow; ignoring them",
+      ),
+    );
+    if (this.#kubernetes !== undefined) warnOnNamespaceTrustGap(this.#kubernetes, config, this.logger);
     const bodyBudget = new BodyBudget(config.server.bodyBudgetBytes);
     this.metrics = new RouterMetrics({
       backends: () => {
@@ -121,10 +132,20 @@ export class Router {
       this.metrics.countEjection(state);
       this.logger.warn({ backend: state.id, until: new Date(until).toISOString(), ejections: state.ejections }, 'endpoint ejected after repeated failures');
     };
-    const scrapeHeaders: Record<string, string> = probeAuthorization === undefined ? {} : { authorization: probeAuthorization };
+    // Built once per source, not per scrape.
+    const scrapeHeaders = new Map<string | undefined, Record<string, string>>();
+    const scrapeHeadersFor = (source: string | undefined): Record<string, string> => {
+      let headers = scrapeHeaders.get(source);
+      if (headers === undefined) {
+        const authorization = credentials.engineAuthorization(source);
+        scrapeHeaders.set(source, (headers = authorization === undefined ? {} : { authorization }));
+      }
+      return headers;
+    };
     this.#scraper = new Scraper(
       this.view,
-      (baseUrl) => fetchText(this.#probeAgent, new URL(`${baseUrl}/metrics`), { timeoutMs: config.scrape.timeoutMs, maxBytes: config.scrape.maxBytes, headers: scrapeHeaders }),
+      (baseUrl, source) =>
+        fetchText(this.#probeAgent, new URL(`${baseUrl}/metrics`), { timeoutMs: config.scrape.timeoutMs, maxBytes: config.scrape.maxBytes, headers: scrapeHeadersFor(source) }),
       config.scrape,
       {
         scraped: (state, seconds, error) => {
@@ -170,6 +191,7 @@ export class Router {
       retry: config.upstream.retry,
       retryBudget: new RetryBudget(config.upstream.retryBudgetRatio, config.upstream.retryBudgetMin, () => this.#inFlight),
       requestIdHeader: config.requestIdHeader,
+      authorizationFor: (target) => credentials.rule(target.endpoint.source),
       onUpstreamFailure: (backend, kind) => this.logger.debug({ backend, kind }, 'upstream request failed'),
     });
     const readinessState = () => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining });
@@ -204,7 +226,6 @@ export class Router {
       sessionHeader: config.routing.sessionHeader,
       sessionFromUser: config.routing.sessionFromUser,
       defaultModel: config.routing.defaultModel,
-      authorization,
     });
     const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
     this.#traffic = createHttpServer(config.server, trafficListener, onServerError);
@@ -216,7 +237,7 @@ export class Router {
       registry: this.metrics.registry,
       debugEndpoints: () =>
         debugEndpointsDocument(this.view, this.#inFlight, {
-          modelProbe: (url) => this.#probe.status(url),
+          modelProbe: (endpoint) => this.#probe.status(endpoint.url, endpoint.source),
           discovery: () => this.#kubernetes?.debugStatus() ?? [],
           scrapeFailure: (state) => this.#scraper.failure(state),
         }),
@@ -242,7 +263,7 @@ export class Router {
    * would keep scraping with no probe to say so.
    */
   async start(): Promise<BoundPorts> {
-    this.#probe.start((set) => {
+    this.#allowList.start((set) => {
       this.view.update(set);
       this.#admin.publish();
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
@@ -279,7 +300,7 @@ export class Router {
     this.#scraper.stop();
     this.#lag.stop();
     this.#shedLog.stop();
-    await this.#probe.stop();
+    await this.#allowList.stop();
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
   }
 }
@@ -316,16 +337,40 @@ function kubernetesDiscovery(config: Config, env: Readonly<Record<string, string
 /** Kubernetes sources, plus the static list when it has entries (or is all there is), merged into one. */
 function configuredSource(config: Config, kubernetes: KubernetesDiscovery | undefined, logger: Logger): EndpointSource {
   const sources: EndpointSource[] = kubernetes === undefined ? [] : [kubernetes];
-  if (config.backends.length > 0 || kubernetes === undefined) sources.push(new StaticEndpointSource(config.backends, config.load.capacity));
+  if (config.backends.length > 0 || kubernetes === undefined) sources.push(new StaticEndpointSource(config.backends, config.load.capacity, STATIC_SOURCE_NAME));
   if (sources.length === 1) return sources[0] as EndpointSource;
   return new UnionEndpointSource(sources, (id) => logger.warn({ backend: id }, 'two discovery sources gave the same endpoint id; keeping the first'));
 }
 
-function authorizationRule(config: Config): AuthorizationRule {
-  const file = config.upstream.apiKeyFile;
-  const key = file !== undefined ? readSecretFile(file, 'upstream.apiKeyFile') : config.upstream.apiKey;
-  if (key !== undefined && key !== '') return { kind: 'replace', value: `Bearer ${key}` };
-  return config.upstream.forwardClientAuthorization ? { kind: 'forward' } : { kind: 'strip' };
+/** Engine keys per source; key files are read once, here, and checked like every secret file. */
+function engineCredentials(config: Config): EngineCredentials {
+  const { discovery } = config;
+  const withFallback: Record<string, { apiKey?: string | undefined; apiKeyFile?: string | undefined }> = { [STATIC_SOURCE_NAME]: discovery.static };
+  if (discovery.mode !== 'static') withFallback[MODE_SOURCE_NAME] = discovery;
+  const option = (source: string | undefined) =>
+    source === undefined ? 'upstream.apiKeyFile' : source === STATIC_SOURCE_NAME ? 'discovery.static.apiKeyFile' : source === MODE_SOURCE_NAME ? 'discovery.apiKeyFile' : `discovery.sources.${source}.apiKeyFile`;
+  return EngineCredentials.build({ upstream: config.upstream, withFallback, ownKeyOnly: discovery.sources }, (path, source) => readSecretFile(path, option(source)));
+}
+
+/** Model allow-lists per source name; sources without one are absent. */
+function allowLists(config: Config): Map<string, readonly string[]> {
+  const { discovery } = config;
+  const lists = new Map<string, readonly string[]>();
+  if (discovery.static.allowedModels !== undefined) lists.set(STATIC_SOURCE_NAME, discovery.static.allowedModels);
+  if (discovery.mode !== 'static' && discovery.allowedModels !== undefined) lists.set(MODE_SOURCE_NAME, discovery.allowedModels);
+  for (const [name, source] of Object.entries(discovery.sources)) if (source.allowedModels !== undefined) lists.set(name, source.allowedModels);
+  return lists;
+}
+
+/** One warning at start-up when several namespaces are watched and a source there may claim any model. */
+function warnOnNamespaceTrustGap(kubernetes: KubernetesDiscovery, config: Config, logger: Logger): void {
+  const lists = allowLists(config);
+  const gap = namespaceTrustGap(kubernetes.sources.map((s) => ({ name: s.name, namespace: s.spec.namespace, restricted: lists.has(s.name) })));
+  if (gap === undefined) return;
+  logger.warn(
+    { namespaces: gap.namespaces, sourcesWithoutAllowedModels: gap.unrestricted },
+    'discovery watches several namespaces and some sources have no allowedModels: any pod they select can claim any model and receive its prompts',
+  );
 }
 
 /**

@@ -20,6 +20,8 @@ export interface SourceOptions {
   readonly service?: string | undefined;
   readonly portName: string;
   readonly port?: number | undefined;
+  /** endpointslices: accepted `managed-by` label values (default: the EndpointSlice controller). */
+  readonly sliceManagers?: readonly string[] | undefined;
 }
 
 /** The `discovery` configuration section (structurally; the router's schema satisfies it). */
@@ -30,6 +32,7 @@ export interface DiscoveryOptions extends ListWatchTiming {
   readonly service?: string | undefined;
   readonly portName: string;
   readonly port?: number | undefined;
+  readonly sliceManagers?: readonly string[] | undefined;
   readonly sources: Readonly<Record<string, SourceOptions>>;
   readonly listTimeoutMs: number;
   readonly serviceAccountDir: string;
@@ -42,8 +45,8 @@ export const MODE_SOURCE_NAME = 'default';
 export function configuredSources(options: DiscoveryOptions): [string, SourceOptions][] {
   const out: [string, SourceOptions][] = [];
   if (options.mode !== 'static') {
-    const { namespace, labelSelector, service, portName, port } = options;
-    out.push([MODE_SOURCE_NAME, { kind: options.mode, namespace, labelSelector, service, portName, port }]);
+    const { namespace, labelSelector, service, portName, port, sliceManagers } = options;
+    out.push([MODE_SOURCE_NAME, { kind: options.mode, namespace, labelSelector, service, portName, port, sliceManagers }]);
   }
   out.push(...Object.entries(options.sources));
   return out;
@@ -113,7 +116,7 @@ function specOf(name: string, source: SourceOptions, namespace: string): Kuberne
     return { kind: 'pods', namespace, labelSelector: source.labelSelector, ...port };
   }
   if (source.service === undefined) throw new Error(`discovery source ${name}: endpointslices need a service`);
-  return { kind: 'endpointslices', namespace, service: source.service, ...port };
+  return { kind: 'endpointslices', namespace, service: source.service, sliceManagers: source.sliceManagers, ...port };
 }
 
 /** The logger calls the discovery makes (pino's shape). */

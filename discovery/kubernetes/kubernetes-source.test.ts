@@ -94,7 +94,12 @@ describe('Kubernetes endpoint sources (fake API server)', () => {
   it('endpointslices of a Service, selected by the kubernetes.io/service-name label', async () => {
     const path = slicesPath('ns');
     const slice = (name: string, service: string, address: string, ready: boolean) => ({
-      metadata: { name, namespace: 'ns', labels: { 'kubernetes.io/service-name': service } },
+      metadata: {
+        name,
+        namespace: 'ns',
+        labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: service, uid: `uid-${service}`, controller: true, blockOwnerDeletion: true }],
+      },
       addressType: 'IPv4',
       endpoints: [{ addresses: [address], conditions: { ready }, targetRef: { kind: 'Pod', name: `pod-${address}`, namespace: 'ns' } }],
       ports: [{ name: 'http', port: 8000 }],
@@ -109,5 +114,52 @@ describe('Kubernetes endpoint sources (fake API server)', () => {
     fake.put(path, slice('vllm-1', 'vllm', '10.0.0.1', false));
     await waitFor(() => sets.at(-1)?.endpoints[0]?.ready === false, 'not ready');
     assert.equal(fake.requests[0]?.query['labelSelector'], 'kubernetes.io/service-name=vllm');
+  });
+
+  it('a slice labelled for the Service but not written by its controller is ignored, and shows under skipped', async () => {
+    const path = slicesPath('ns');
+    const entry = (address: string, pod: string) => ({ addresses: [address], conditions: { ready: true }, targetRef: { kind: 'Pod', name: pod, namespace: 'ns' } });
+    const owned = {
+      metadata: {
+        name: 'vllm-abcde',
+        namespace: 'ns',
+        labels: { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'vllm', uid: 'uid-vllm', controller: true, blockOwnerDeletion: true }],
+      },
+      addressType: 'IPv4',
+      endpoints: [entry('10.0.0.1', 'engine-0')],
+      ports: [{ name: 'http', port: 8000 }],
+    };
+    fake.put(path, owned);
+    // Anyone who may create EndpointSlices in the namespace can add the Service's label to a slice of their own.
+    fake.put(path, {
+      metadata: { name: 'vllm-extra', namespace: 'ns', labels: { 'kubernetes.io/service-name': 'vllm' } },
+      addressType: 'IPv4',
+      endpoints: [entry('10.0.0.66', 'intruder')],
+      ports: [{ name: 'http', port: 8000 }],
+    });
+    discovery = KubernetesDiscovery.over(api, [['prod', { kind: 'endpointslices', namespace: 'ns', service: 'vllm', portName: 'http' }]], FAST);
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => sets.length > 0, 'first set');
+    assert.deepEqual(sets[0]?.endpoints.map((e) => [e.id, e.url, e.source]), [['ns/engine-0', 'http://10.0.0.1:8000', 'prod']]);
+    assert.deepEqual(discovery.status()[0]?.skipped, [{ id: 'ns/vllm-extra', reason: 'managed by no one, not by endpointslice-controller.k8s.io' }]);
+  });
+
+  it("every endpoint names its source, so the source's allow-list and engine key follow it", async () => {
+    fake.put(podsPath('a'), pod('a1', { ip: '10.0.0.1', namespace: 'a' }));
+    fake.put(podsPath('b'), pod('b1', { ip: '10.0.0.2', namespace: 'b', annotations: { 'switchyard.io/models': 'llama-prod' } }));
+    discovery = KubernetesDiscovery.over(
+      api,
+      [
+        ['default', { kind: 'pods', namespace: 'a', labelSelector: 'app=engine', portName: 'http' }],
+        ['team-b', { kind: 'pods', namespace: 'b', labelSelector: 'app=engine', portName: 'http' }],
+      ],
+      FAST,
+    );
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => sets.length > 0, 'first set');
+    assert.deepEqual(sets[0]?.endpoints.map((e) => [e.id, e.source]), [['a/a1', 'default'], ['b/b1', 'team-b']]);
   });
 });

@@ -14,7 +14,13 @@ import { SERVICE_NAME_LABEL, sliceEndpoints, type EndpointSliceObject } from './
 /** What to watch. */
 export type KubernetesSourceSpec =
   | ({ readonly kind: 'pods'; readonly namespace: string; readonly labelSelector: string } & PodPortSettings)
-  | ({ readonly kind: 'endpointslices'; readonly namespace: string; readonly service: string } & PodPortSettings);
+  | ({
+      readonly kind: 'endpointslices';
+      readonly namespace: string;
+      readonly service: string;
+      /** Accepted `endpointslice.kubernetes.io/managed-by` values (default: the EndpointSlice controller); `*` accepts any. */
+      readonly sliceManagers?: readonly string[] | undefined;
+    } & PodPortSettings);
 
 /** State changes worth a log line or a metric; callbacks must not throw. */
 export interface KubernetesSourceObserver {
@@ -104,7 +110,10 @@ export class KubernetesEndpointSource implements EndpointSource {
   }
 
   #onObjects(objects: ReadonlyMap<string, unknown>): void {
-    const { endpoints, skipped } = toEndpoints(this.spec, objects);
+    const mapped = toEndpoints(this.spec, objects);
+    // Every endpoint names this source: its allow-list and engine key are chosen by that name.
+    const endpoints = mapped.endpoints.map((endpoint): Endpoint => ({ ...endpoint, source: this.name }));
+    const skipped = mapped.skipped;
     endpoints.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.#skipped = skipped;
     const key = JSON.stringify(endpoints);

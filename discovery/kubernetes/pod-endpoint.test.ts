@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { podEndpoint, type PodObject } from './pod-endpoint.ts';
-import { sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
+import { ownershipProblem, sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
 import { pod } from './test-support/fixtures.ts';
 
 const SETTINGS = { portName: 'http' };
@@ -75,8 +75,14 @@ describe('pod → endpoint', () => {
   });
 });
 
+/** The Service's controller reference, as the EndpointSlice controller writes it. */
+const SERVICE_OWNER = { apiVersion: 'v1', kind: 'Service', name: 'vllm', uid: '6f1c0b3e-0000-4000-8000-000000000001', controller: true, blockOwnerDeletion: true };
+const CONTROLLER_LABELS = { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' };
+const SLICE_SETTINGS = { portName: 'http', service: 'vllm' };
+
+/** A slice as the EndpointSlice controller writes it for Service `vllm`. */
 function slice(name: string, endpoints: NonNullable<EndpointSliceObject['endpoints']>, ports: EndpointSliceObject['ports'] = [{ name: 'http', port: 8000 }], addressType = 'IPv4'): EndpointSliceObject {
-  return { metadata: { name, namespace: 'ns' }, addressType, endpoints, ports };
+  return { metadata: { name, namespace: 'ns', labels: CONTROLLER_LABELS, ownerReferences: [SERVICE_OWNER] }, addressType, endpoints, ports };
 }
 
 const target = (name: string) => ({ kind: 'Pod', name, namespace: 'ns' });
@@ -93,7 +99,7 @@ describe('EndpointSlices → endpoints', () => {
           { addresses: ['10.0.0.5'], conditions: { ready: true, serving: false }, targetRef: target('publish-not-ready') },
         ]),
       ],
-      SETTINGS,
+      SLICE_SETTINGS,
     );
     const byId = Object.fromEntries(endpoints.map((e) => [e.id, { ready: e.ready, draining: e.draining }]));
     assert.deepEqual(byId, {
@@ -109,13 +115,13 @@ describe('EndpointSlices → endpoints', () => {
 
   it('port: the named one, else the only one, else the default; FQDN slices are skipped', () => {
     const one = [{ addresses: ['10.0.0.1'], conditions: {}, targetRef: target('a') }];
-    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'metrics', port: 9 }, { name: 'http', port: 8001 }])], SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8001');
-    assert.equal(sliceEndpoints([slice('s', one, [{ name: '', port: 8002 }])], SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8002');
-    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], { portName: 'http', port: 8003 }).endpoints[0]?.url, 'http://10.0.0.1:8003');
-    const none = sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], SETTINGS);
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'metrics', port: 9 }, { name: 'http', port: 8001 }])], SLICE_SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8001');
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: '', port: 8002 }])], SLICE_SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8002');
+    assert.equal(sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], { ...SLICE_SETTINGS, port: 8003 }).endpoints[0]?.url, 'http://10.0.0.1:8003');
+    const none = sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], SLICE_SETTINGS);
     assert.equal(none.endpoints.length, 0);
     assert.match(none.skipped[0]?.reason ?? '', /no port named http/);
-    assert.match(sliceEndpoints([slice('s', one, undefined, 'FQDN')], SETTINGS).skipped[0]?.reason ?? '', /FQDN/);
+    assert.match(sliceEndpoints([slice('s', one, undefined, 'FQDN')], SLICE_SETTINGS).skipped[0]?.reason ?? '', /FQDN/);
   });
 
   it('an endpoint in two slices at once is kept once, its ready copy preferred; ids without a pod use the address', () => {
@@ -128,10 +134,55 @@ describe('EndpointSlices → endpoints', () => {
         ]),
         slice('v6', [{ addresses: ['fd00::1'], conditions: {}, zone: 'z1', nodeName: 'n1' }], [{ name: 'http', port: 80 }], 'IPv6'),
       ],
-      SETTINGS,
+      SLICE_SETTINGS,
     );
     assert.deepEqual(endpoints.map((e) => [e.id, e.ready]), [['ns/a', true], ['ns/10.0.0.9', true], ['ns/fd00::1', true]]);
     assert.equal(endpoints[2]?.url, 'http://[fd00::1]:80');
     assert.deepEqual(endpoints[2]?.labels, { 'topology.kubernetes.io/zone': 'z1', 'kubernetes.io/hostname': 'n1' });
+  });
+});
+
+describe('EndpointSlices: only the Service\'s own slices count', () => {
+  const one = [{ addresses: ['10.0.0.1'], conditions: {}, targetRef: target('a') }];
+  const withMeta = (metadata: NonNullable<EndpointSliceObject['metadata']>): EndpointSliceObject => ({ ...slice('s', one), metadata: { name: 's', namespace: 'ns', ...metadata } });
+
+  it('accepts a slice the EndpointSlice controller wrote for the Service', () => {
+    assert.equal(ownershipProblem(slice('s', one), SLICE_SETTINGS), undefined);
+    assert.equal(sliceEndpoints([slice('s', one)], SLICE_SETTINGS).endpoints.length, 1);
+  });
+
+  it('refuses a slice labelled for the Service that no controller owns (anyone may create one)', () => {
+    const forged = withMeta({ labels: { 'kubernetes.io/service-name': 'vllm' } });
+    const mapped = sliceEndpoints([forged], SLICE_SETTINGS);
+    assert.equal(mapped.endpoints.length, 0);
+    assert.match(mapped.skipped[0]?.reason ?? '', /managed by no one, not by endpointslice-controller\.k8s\.io/);
+  });
+
+  it("refuses a slice that claims the controller's managed-by label without the Service as its owner", () => {
+    assert.match(ownershipProblem(withMeta({ labels: CONTROLLER_LABELS }), SLICE_SETTINGS) ?? '', /does not own it/);
+    const otherOwner = { ...SERVICE_OWNER, name: 'other' };
+    assert.match(ownershipProblem(withMeta({ labels: CONTROLLER_LABELS, ownerReferences: [otherOwner] }), SLICE_SETTINGS) ?? '', /controlled by Service other/);
+    const notController = { ...SERVICE_OWNER, controller: false };
+    assert.match(ownershipProblem(withMeta({ labels: CONTROLLER_LABELS, ownerReferences: [notController] }), SLICE_SETTINGS) ?? '', /does not own it/);
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vllm', uid: 'x', controller: true };
+    assert.match(ownershipProblem(withMeta({ labels: CONTROLLER_LABELS, ownerReferences: [deployment] }), SLICE_SETTINGS) ?? '', /controlled by Deployment vllm/);
+  });
+
+  it('refuses a slice labelled for another Service, whatever the list returned', () => {
+    assert.match(ownershipProblem(withMeta({ labels: { ...CONTROLLER_LABELS, 'kubernetes.io/service-name': 'other' }, ownerReferences: [SERVICE_OWNER] }), SLICE_SETTINGS) ?? '', /label is not vllm/);
+  });
+
+  it('other managers only when configured: a named one, or * for any; a controller owner must still be the Service (or its mirrored Endpoints)', () => {
+    const custom = withMeta({ labels: { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'my-controller' } });
+    assert.match(ownershipProblem(custom, SLICE_SETTINGS) ?? '', /managed by "my-controller"/);
+    assert.equal(ownershipProblem(custom, { ...SLICE_SETTINGS, sliceManagers: ['my-controller'] }), undefined);
+    assert.equal(ownershipProblem(withMeta({ labels: { 'kubernetes.io/service-name': 'vllm' } }), { ...SLICE_SETTINGS, sliceManagers: ['*'] }), undefined);
+    const mirrored = withMeta({
+      labels: { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'endpointslicemirroring-controller.k8s.io' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Endpoints', name: 'vllm', uid: 'y', controller: true }],
+    });
+    assert.equal(ownershipProblem(mirrored, { ...SLICE_SETTINGS, sliceManagers: ['endpointslice-controller.k8s.io', 'endpointslicemirroring-controller.k8s.io'] }), undefined);
+    const ownedElsewhere = withMeta({ labels: { 'kubernetes.io/service-name': 'vllm' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'other', uid: 'z', controller: true }] });
+    assert.match(ownershipProblem(ownedElsewhere, { ...SLICE_SETTINGS, sliceManagers: ['*'] }) ?? '', /controlled by Service other/);
   });
 });

@@ -133,3 +133,44 @@ describe('configuration errors never print secrets', () => {
     assert.equal(message, 'invalid configuration: upstream.apiKey: must be printable ASCII on one line');
   });
 });
+
+describe('configuration: discovery trust settings', () => {
+  it('reads allow-lists and engine keys per source, and slice managers', () => {
+    const file = tempFile(
+      'c.yaml',
+      [
+        'discovery:',
+        '  mode: pods',
+        '  labelSelector: app=vllm',
+        '  allowedModels: [llama-prod]',
+        '  static:',
+        '    allowedModels: [static-*]',
+        '  sources:',
+        '    team-b:',
+        '      kind: endpointslices',
+        '      namespace: b',
+        '      service: vllm',
+        '      allowedModels: [team-b-*]',
+        '      apiKeyFile: /keys/team-b',
+        '      sliceManagers: [endpointslice-controller.k8s.io, endpointslicemirroring-controller.k8s.io]',
+      ].join('\n'),
+    );
+    const c = config(['--config', file, '--discovery-static-api-key', 'static-key']);
+    assert.deepEqual(c.discovery.allowedModels, ['llama-prod']);
+    assert.deepEqual(c.discovery.static, { allowedModels: ['static-*'], apiKey: 'static-key' });
+    assert.deepEqual(c.discovery.sliceManagers, ['endpointslice-controller.k8s.io'], 'default: the EndpointSlice controller only');
+    assert.equal(c.discovery.sources['team-b']?.apiKeyFile, '/keys/team-b');
+    assert.deepEqual(c.discovery.sources['team-b']?.sliceManagers, ['endpointslice-controller.k8s.io', 'endpointslicemirroring-controller.k8s.io']);
+    assert.deepEqual(config([], { SWITCHYARD_DISCOVERY_ALLOWED_MODELS: 'a,b-*' }).discovery.allowedModels, ['a', 'b-*']);
+  });
+
+  it('rejects a * anywhere but at the end, an empty allow-list, and the reserved source names', () => {
+    assert.throws(() => loadConfig(['--discovery-allowed-models', 'llama-*-prod'], {}), /discovery\.allowedModels/);
+    const empty = tempFile('c.yaml', 'discovery:\n  static:\n    allowedModels: []\n');
+    assert.throws(() => loadConfig(['--config', empty], {}), /discovery\.static\.allowedModels/);
+    for (const name of ['default', 'static']) {
+      const file = tempFile('c.yaml', `discovery:\n  sources:\n    ${name}:\n      kind: pods\n      labelSelector: app=vllm\n`);
+      assert.throws(() => loadConfig(['--config', file], {}), /reserved source names/);
+    }
+  });
+});

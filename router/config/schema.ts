@@ -110,16 +110,18 @@ const upstream = z
       .min(1)
       .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII on one line')
       .optional()
-      .describe('API key sent to the engines as "Authorization: Bearer"; never logged. Prefer apiKeyFile.'),
+      .describe(
+        'API key sent as "Authorization: Bearer" to the static backends and the discovery.mode source\'s endpoints, unless they set their own (discovery.static.apiKey, discovery.apiKey); never to discovery.sources entries. Never logged. Prefer apiKeyFile.',
+      ),
     apiKeyFile: z
       .string()
       .min(1)
       .optional()
-      .describe("File holding the engines' API key alone on one line of printable ASCII (surrounding whitespace trimmed); checked at start-up, which fails otherwise."),
+      .describe("File holding that API key alone on one line of printable ASCII (surrounding whitespace trimmed); checked at start-up, which fails otherwise. Wins over apiKey."),
     forwardClientAuthorization: z
       .boolean()
       .default(true)
-      .describe("Forward the client's Authorization header when no engine API key is set."),
+      .describe("Forward the client's Authorization header to endpoints whose source has no engine API key (a source's own key, or this section's for the static and discovery.mode sources, always replaces the client's header)."),
     retry: z.boolean().default(true).describe('Retry once on another endpoint when the connection fails before any response byte.'),
     retryBudgetRatio: z
       .number()
@@ -239,13 +241,48 @@ const admission = z
   .describe('Admission: saturation thresholds, the router queue, router-wide caps.');
 
 const sourceKind = z.enum(['pods', 'endpointslices']);
+const modelPattern = z
+  .string()
+  .min(1)
+  .regex(/^[^*]*\*?$/, 'an exact model name, or a prefix ending in one * (e.g. team-b-*)');
+/** Trust settings every source has: which models its endpoints may serve, and its engine key. */
+const trustFields = {
+  allowedModels: z
+    .array(modelPattern)
+    .min(1)
+    .optional()
+    .describe(
+      'Models this source\'s endpoints may serve: exact names, or a prefix ending in * (e.g. team-b-*). Models an endpoint claims beyond these (label, annotation or /v1/models) are ignored and logged; an endpoint left with none is not routable. Default: any model.',
+    ),
+  apiKey: z
+    .string()
+    .min(1)
+    .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII on one line')
+    .optional()
+    .describe('Engine API key sent only to this source\'s endpoints as "Authorization: Bearer" (requests, scrapes, /v1/models), in place of the client\'s; never logged. Prefer apiKeyFile.'),
+  apiKeyFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("File holding this source's engine API key alone on one line of printable ASCII (surrounding whitespace trimmed); checked at start-up. Wins over apiKey."),
+};
 const sourceFields = {
   namespace: z.string().min(1).optional().describe("Namespace to watch; default: the router's own (service-account namespace file), or the kubeconfig context's."),
   labelSelector: z.string().min(1).optional().describe('pods: label selector of the inference pods, e.g. app=vllm (required for pods).'),
   service: z.string().min(1).optional().describe('endpointslices: name of the Service whose EndpointSlices list the engines (required for endpointslices).'),
   portName: z.string().min(1).default('http').describe('Name of the container port (pods) or Service port (endpointslices) that serves the OpenAI API.'),
   port: z.number().int().min(1).max(65_535).optional().describe('Engine port when neither the switchyard.io/port annotation nor the named port gives one.'),
+  sliceManagers: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(['endpointslice-controller.k8s.io'])
+    .describe(
+      'endpointslices: accepted values of the endpointslice.kubernetes.io/managed-by label (["*"]: any, for Services without a selector whose slices another controller writes). A slice must also be controlled by the Service (ownerReference), when it names a controller.',
+    ),
+  ...trustFields,
 };
+/** Source names the router gives its own sources. */
+const RESERVED_SOURCE_NAMES = ['default', 'static'];
 const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined }, ctx: z.RefinementCtx) => {
   const kind = value.kind ?? value.mode;
   if (kind === 'pods' && value.labelSelector === undefined) ctx.addIssue({ code: 'custom', path: ['labelSelector'], message: 'required when discovering pods' });
@@ -261,8 +298,18 @@ const discovery = z
     ...sourceFields,
     sources: z
       .record(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'source names are DNS labels'), z.object({ kind: sourceKind, ...sourceFields }).strict().superRefine(requireSelectorOrService))
+      .superRefine((sources, ctx) => {
+        // The router's own sources carry these names; sharing one would share its key and allow-list.
+        for (const name of RESERVED_SOURCE_NAMES) if (name in sources) ctx.addIssue({ code: 'custom', path: [name], message: 'default and static are reserved source names' });
+      })
       .default({})
-      .describe('More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm"}}.'),
+      .describe(
+        'More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm", "allowedModels": ["team-b-*"], "apiKeyFile": "/keys/team-b"}}. A source without apiKey/apiKeyFile gets no engine key (upstream.apiKey is not sent to it).',
+      ),
+    static: z
+      .object(trustFields)
+      .prefault({})
+      .describe('The static `backends` as a source: its model allow-list and engine key (default: upstream.apiKey/apiKeyFile).'),
     resyncIntervalMs: positiveMs.default(300_000).describe('Full re-list period that repairs anything a watch missed (ms; jittered by up to -10%).'),
     watchIdleTimeoutMs: positiveMs
       .default(150_000)

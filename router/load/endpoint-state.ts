@@ -106,10 +106,14 @@ export class EndpointState {
     return this.endpoint.id;
   }
 
-  /** Ready, not draining, present, and its models are known. */
+  /**
+   * Ready, not draining, present, and serves at least one known model (an
+   * endpoint whose every claimed model its source's allow-list refused is
+   * left with none).
+   */
   get routable(): boolean {
     const e = this.endpoint;
-    return this.present && e.ready && !e.draining && e.models !== undefined;
+    return this.present && e.ready && !e.draining && e.models !== undefined && e.models.length > 0;
   }
 
   /** True while ejected after repeated failures. */

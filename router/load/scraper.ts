@@ -9,8 +9,11 @@
 import type { EndpointState } from './endpoint-state.ts';
 import { scanVllmMetrics, type ModelGauges } from './exposition-scanner.ts';
 
-/** Fetches an endpoint's metrics text. Rejects on any failure. */
-export type MetricsFetcher = (baseUrl: string) => Promise<string>;
+/**
+ * Fetches an endpoint's metrics text. `source` is the endpoint's discovery
+ * source (it chooses the engine key sent). Rejects on any failure.
+ */
+export type MetricsFetcher = (baseUrl: string, source: string | undefined) => Promise<string>;
 
 /** What the scraper needs from the load view. */
 export interface ScrapedView {
@@ -98,7 +101,7 @@ export class Scraper {
     let error: string | undefined;
     this.#view.markScrapeStart(state);
     try {
-      const result = scanVllmMetrics(await this.#fetch(state.endpoint.url));
+      const result = scanVllmMetrics(await this.#fetch(state.endpoint.url, state.endpoint.source));
       if (result.ok) this.#view.recordScrape(state, result.models);
       else error = `unusable metrics: ${result.error}`;
     } catch (err) {

@@ -7,6 +7,10 @@
  * Response headers are held back until the first body byte (or the end), so
  * a failure before any body byte can still become a clean 502/504, and a
  * retry is still possible while the engine has sent nothing at all.
+ *
+ * Each attempt chooses its own `Authorization` header from its endpoint's
+ * discovery source: a retry may go to another source's endpoint, and one
+ * source's engine key must never reach another source's pods.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -14,7 +18,7 @@ import { SwitchyardError } from '../errors/errors.ts';
 import { sendError } from '../errors/send-error.ts';
 import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
 import type { RetryReason } from '../metrics/metrics.ts';
-import { downstreamResponseHeaders } from './headers.ts';
+import { authorizationValue, downstreamResponseHeaders, type AuthorizationRule } from './headers.ts';
 import type { RetryBudget } from './retry-budget.ts';
 import { ClientAbortError, UpstreamDeadlineError, classifyUpstreamError, type FailureClass } from './upstream-failure.ts';
 
@@ -50,6 +54,8 @@ export interface ForwarderDeps {
   readonly retry: boolean;
   readonly retryBudget: RetryBudget;
   readonly requestIdHeader: string;
+  /** How the Authorization header to `target` is chosen (by its discovery source); called once per attempt. */
+  readonly authorizationFor: (target: EndpointState) => AuthorizationRule;
   /** Called for failures worth an operator's attention; never gets bodies or secrets. */
   readonly onUpstreamFailure: (backend: string, kind: FailureClass, err: unknown) => void;
 }
@@ -59,8 +65,14 @@ export interface ForwardRequest {
   readonly res: ServerResponse;
   /** Path and query to request on the engine (the endpoint's base path is prepended). */
   readonly path: string;
-  /** Upstream request headers (flat name/value list). */
-  readonly headers: readonly string[];
+  /**
+   * Upstream request headers (flat name/value list) without Authorization.
+   * Handed over to the forwarder: the first attempt appends its endpoint's
+   * Authorization pair to this very list (no copy on the hot path).
+   */
+  readonly headers: string[];
+  /** The client's Authorization header, forwarded only to endpoints whose source's rule says so. */
+  readonly clientAuthorization: string | undefined;
   /** The original body bytes, replayed unchanged on retry. */
   readonly body: Buffer;
   readonly stream: boolean;
@@ -111,10 +123,13 @@ class Exchange {
   committed = false;
   firstByteAt: number | undefined;
   tail = '';
+  /** Length of the request's header list before any Authorization pair was appended. */
+  readonly headerCount: number;
 
   constructor(deps: ForwarderDeps, request: ForwardRequest) {
     this.deps = deps;
     this.request = request;
+    this.headerCount = request.headers.length;
   }
 
   start(): void {
@@ -133,13 +148,25 @@ class Exchange {
         origin: target.origin,
         path: target.basePath + this.request.path,
         method: 'POST',
-        headers: this.request.headers as string[],
+        headers: this.headersFor(target),
         body: this.request.body,
         headersTimeout: stream ? streamFirstByteMs : responseMs,
         bodyTimeout: stream ? streamChunkGapMs : responseMs,
       },
       attempt,
     );
+  }
+
+  /**
+   * The header list for an attempt to `target`, with the Authorization its source's rule gives.
+   * The first attempt appends to the request's own list; a retry gets a fresh copy, so a list
+   * the HTTP client may still hold for the first attempt is never changed under it.
+   */
+  headersFor(target: EndpointState): string[] {
+    const value = authorizationValue(this.deps.authorizationFor(target), this.request.clientAuthorization);
+    const headers = this.attemptIndex === 0 ? this.request.headers : this.request.headers.slice(0, this.headerCount);
+    if (value !== undefined) headers.push('authorization', value);
+    return headers;
   }
 
   onClientClose(): void {

@@ -40,11 +40,21 @@ export function connectionTokens(value: string | readonly string[] | undefined):
   return tokens;
 }
 
-/** How the client's `Authorization` header is treated. */
+/**
+ * How the `Authorization` header to an engine is chosen, per discovery
+ * source: forward the client's, send none, or replace it with the source's
+ * engine key (`value` is the whole header value, e.g. `Bearer KEY`).
+ */
 export type AuthorizationRule =
   | { readonly kind: 'forward' }
   | { readonly kind: 'strip' }
   | { readonly kind: 'replace'; readonly value: string };
+
+/** The `Authorization` value one attempt sends under `rule`, or undefined for none. */
+export function authorizationValue(rule: AuthorizationRule, clientAuthorization: string | undefined): string | undefined {
+  if (rule.kind === 'replace') return rule.value;
+  return rule.kind === 'forward' ? clientAuthorization : undefined;
+}
 
 /** Inputs of {@link upstreamRequestHeaders}. */
 export interface UpstreamHeaderContext {
@@ -52,7 +62,6 @@ export interface UpstreamHeaderContext {
   readonly clientAddress: string | undefined;
   readonly requestIdHeader: string;
   readonly requestId: string;
-  readonly authorization: AuthorizationRule;
 }
 
 /** Headers the router sets itself, so the client's copies are dropped. */
@@ -62,17 +71,17 @@ const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for'
  * Builds the upstream request headers from the client's raw header list
  * (`IncomingMessage.rawHeaders`, name/value pairs, original case) as a flat
  * name/value list for undici. Content-Length is left to undici, which sets it
- * from the (unchanged) body.
+ * from the (unchanged) body. Authorization is never in the list: which one an
+ * engine gets depends on the endpoint's source, so each forwarding attempt
+ * appends its own (see {@link authorizationValue}).
  */
 export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: UpstreamHeaderContext): string[] {
   let named: Set<string> | undefined;
   let forwardedFor: string | undefined;
-  let clientAuthorization: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
     if (name === 'connection') named = connectionTokens(rawHeaders[i + 1]);
     else if (name === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? rawHeaders[i + 1] : `${forwardedFor}, ${rawHeaders[i + 1]}`;
-    else if (name === 'authorization') clientAuthorization = rawHeaders[i + 1];
   }
   const requestIdHeader = ctx.requestIdHeader;
   const out: string[] = [];
@@ -86,9 +95,6 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: Upstr
     out.push('x-forwarded-for', forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
   }
   out.push('x-forwarded-proto', 'http', requestIdHeader, ctx.requestId);
-  const auth = ctx.authorization;
-  if (auth.kind === 'replace') out.push('authorization', auth.value);
-  else if (auth.kind === 'forward' && clientAuthorization !== undefined) out.push('authorization', clientAuthorization);
   return out;
 }
 

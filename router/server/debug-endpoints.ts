@@ -2,13 +2,15 @@
  * The `/debug/endpoints` document: everything the router believes about each
  * endpoint, so an operator can see why it routes the way it does.
  */
+import type { Endpoint } from '../../discovery/endpoint.ts';
 import type { ModelProbeStatus } from '../../discovery/model-probe.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { LoadView } from '../load/load-view.ts';
 
 /** Extra per-endpoint facts held outside the load view. */
 export interface DebugSources {
-  modelProbe(url: string): ModelProbeStatus | undefined;
+  /** The model probe's view of the endpoint (by its URL and source). */
+  modelProbe(endpoint: Endpoint): ModelProbeStatus | undefined;
   scrapeFailure(state: EndpointState): { since: number; error: string } | undefined;
   /** State of each Kubernetes discovery source (sync, errors, restarts); empty for static discovery. */
   discovery?(): readonly unknown[];
@@ -31,6 +33,8 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
       return {
         id: state.id,
         url: state.endpoint.url,
+        // The source's name only: its engine key and allow-list are never part of this document.
+        source: state.endpoint.source ?? null,
         models: state.endpoint.models ?? null,
         ready: state.endpoint.ready,
         draining: state.endpoint.draining,
@@ -62,7 +66,7 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
           ejected: state.ejected,
           ejectedUntil: state.ejected ? iso(state.ejectedUntil) : null,
           ejections: state.ejections,
-          modelProbe: sources.modelProbe(state.endpoint.url) ?? null,
+          modelProbe: sources.modelProbe(state.endpoint) ?? null,
         },
       };
     }),

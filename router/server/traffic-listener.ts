@@ -13,7 +13,7 @@ import { requestPriority } from '../admission/priority.ts';
 import type { EndpointState } from '../load/load-view.ts';
 import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
-import { acceptableRequestId, upstreamRequestHeaders, type AuthorizationRule } from '../proxy/headers.ts';
+import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { BodyBudget, BodyReservation } from './body-budget.ts';
 import { JsonBodyScanner } from './json-body-scanner.ts';
 import { ClientGoneError, readBody } from './read-body.ts';
@@ -58,7 +58,6 @@ export interface TrafficListenerDeps {
   /** Use the body's `user` field as the session key when the header is absent. */
   readonly sessionFromUser: boolean;
   readonly defaultModel: string | undefined;
-  readonly authorization: AuthorizationRule;
 }
 
 /** The signal for requests that cannot queue: admission never waits for them. */
@@ -128,13 +127,14 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       clientAddress: req.socket.remoteAddress,
       requestIdHeader: deps.requestIdHeader,
       requestId,
-      authorization: deps.authorization,
     });
     const label = modelLabel;
     deps.forward({
       res,
       path: originFormOf(req.url ?? route.path),
       headers,
+      // Which Authorization an engine gets depends on its source: the forwarder decides per attempt.
+      clientAuthorization: req.headers.authorization,
       body,
       stream: facts.stream,
       requestId,

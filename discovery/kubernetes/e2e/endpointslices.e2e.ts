@@ -29,6 +29,8 @@ describe('EndpointSlice discovery against a real kube-apiserver', { timeout: 600
   let hosts: NetnsHosts | undefined;
   let router: RouterProcess | undefined;
   let token = '';
+  /** The Service's uid, for the slices' ownerReference (as the EndpointSlice controller sets it). */
+  let serviceUid = '';
   const latencies: { event: string; ms: number }[] = [];
 
   const id = (i: number) => `${NS}/engine-${i}`;
@@ -40,7 +42,11 @@ describe('EndpointSlice discovery against a real kube-apiserver', { timeout: 600
     return {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name: 'vllm-abcde', labels: { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'switchyard-e2e' } },
+      metadata: {
+        name: 'vllm-abcde',
+        labels: { 'kubernetes.io/service-name': 'vllm', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'vllm', uid: serviceUid, controller: true, blockOwnerDeletion: true }],
+      },
       addressType: 'IPv4',
       ports: [{ name: 'http', port: 8000, protocol: 'TCP' }],
       endpoints: conditions.map((c, i) => ({ addresses: [host(i).address], conditions: c, targetRef: { kind: 'Pod', name: `engine-${i}`, namespace: NS }, nodeName: 'e2e-node' })),
@@ -65,12 +71,13 @@ describe('EndpointSlice discovery against a real kube-apiserver', { timeout: 600
     hosts = await NetnsHosts.create(2, 'sim-model');
     cluster = await Cluster.start();
     await api().must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await api().must('POST', `/api/v1/namespaces/${NS}/services`, {
+    const service = (await api().must('POST', `/api/v1/namespaces/${NS}/services`, {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'vllm' },
       spec: { ports: [{ name: 'http', port: 8000, targetPort: 8000 }] },
-    });
+    })) as { metadata: { uid: string } };
+    serviceUid = service.metadata.uid;
     await api().applyFile(join(RBAC_DIR, 'serviceaccount.yaml'), NS);
     await api().applyFile(join(RBAC_DIR, 'endpointslices.yaml'), NS, (object) => {
       for (const subject of (object['subjects'] as { namespace: string }[] | undefined) ?? []) subject.namespace = NS;
