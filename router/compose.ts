@@ -84,6 +84,8 @@ export class Router {
     this.logger = options.logger ?? createLogger(config.logLevel);
     // Engine keys by source name, kept here: never on the endpoints /debug/endpoints renders.
     const credentials = engineCredentials(config);
+    // Read before anything is started, so an unusable file stops start-up with a ConfigError.
+    const adminToken = config.adminTokenFile === undefined ? undefined : readSecretFile(config.adminTokenFile, 'adminTokenFile');
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
@@ -247,6 +249,7 @@ export class Router {
       livenessStallMs: config.lifecycle.livenessStallMs,
       fetch: admin.fetch,
       readiness: readinessState,
+      token: adminToken,
     });
   }
 

@@ -332,6 +332,13 @@ export const configSchema = z
   .object({
     listen: hostPort.default('0.0.0.0:8080').describe('Traffic address HOST:PORT (inference routes).'),
     adminListen: hostPort.default('0.0.0.0:9090').describe('Admin address HOST:PORT (/metrics, probes, /debug); never shed.'),
+    adminTokenFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'File holding a bearer token (one line, checked at start-up) that /metrics and /debug/* on the admin port then require; /livez and /readyz never do. Unset: the admin port is open to anyone who can reach it.',
+      ),
     backends: z.array(backendUrl).default([]).describe('Static engine base URLs, e.g. http://10.0.0.5:8000 (flag: --backend, repeatable).'),
     kubeconfig: z
       .string()

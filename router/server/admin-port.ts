@@ -2,9 +2,11 @@
  * The admin port, served from a worker thread (see probe-worker.ts) so that
  * probes never wait behind inference traffic on the main event loop. The
  * main thread beats a heartbeat, publishes readiness, and answers the other
- * admin paths (metrics, debug) through the Hono admin app.
+ * admin paths (metrics, debug) through the Hono admin app. With a token,
+ * the worker refuses those paths without it (see admin-auth.ts).
  */
 import { Worker } from 'node:worker_threads';
+import { adminTokenDigest } from './admin-auth.ts';
 import { PROBE_STATE, PROBE_STATE_SLOTS, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 import type { ReadinessState } from './health.ts';
 
@@ -20,6 +22,8 @@ export interface AdminPortOptions {
   /** Answers a non-probe admin request (the Hono admin app's fetch). */
   readonly fetch: (request: Request) => Response | Promise<Response>;
   readonly readiness: () => ReadinessState;
+  /** Bearer token every path but `/livez` and `/readyz` needs; undefined: open. Only its digest reaches the worker. */
+  readonly token?: string | undefined;
 }
 
 export class AdminPort {
@@ -40,6 +44,7 @@ export class AdminPort {
       port: Number(this.#options.address.slice(colon + 1)),
       state: this.#state.buffer,
       livenessStallMs: this.#options.livenessStallMs,
+      tokenSha256: this.#options.token === undefined ? undefined : adminTokenDigest(this.#options.token),
     };
     this.publish();
     this.#timer = setInterval(() => this.publish(), HEARTBEAT_MS);

@@ -24,6 +24,11 @@ export interface ProbeWorkerData {
   readonly state: SharedArrayBuffer;
   /** `/livez` fails once the main thread's heartbeat is older than this (ms). */
   readonly livenessStallMs: number;
+  /**
+   * SHA-256 of the admin token (see admin-auth.ts): every path but the probes
+   * then needs it. Undefined: no token, every path open.
+   */
+  readonly tokenSha256: Uint8Array | undefined;
 }
 
 /** An admin request the worker hands to the main thread. */

@@ -5,9 +5,13 @@
  * through a burst; every other admin path (metrics, debug) is handed to the
  * main thread. `/livez` still tells the truth about the main loop: it fails
  * once the main thread's heartbeat is older than the stall limit.
+ *
+ * With an admin token configured, the other paths are checked here, before
+ * they reach the main thread (see admin-auth.ts).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
+import { adminAuthorized, needsAdminToken, unauthorizedAnswer } from './admin-auth.ts';
 import { readiness } from './health.ts';
 import { PROBE_STATE, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 
@@ -47,6 +51,13 @@ const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, ke
       draining: Atomics.load(state, PROBE_STATE.draining) === 1n,
     });
     json(res, status, body);
+    return;
+  }
+  if (data.tokenSha256 !== undefined && needsAdminToken(path ?? '/') && !adminAuthorized(req.headers.authorization, data.tokenSha256)) {
+    const answer = unauthorizedAnswer();
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+    req.resume();
     return;
   }
   const id = nextId++;
