@@ -36,7 +36,7 @@ import { EngineCredentials } from './proxy/engine-credentials.ts';
 import { createAdminApp } from './server/admin-app.ts';
 import { AdminPort } from './server/admin-port.ts';
 import { debugEndpointsDocument } from './server/debug-endpoints.ts';
-import { createControlApp } from './server/control-app.ts';
+import { adapterErrorResponse, createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
 import { BodyBudget } from './server/body-budget.ts';
@@ -319,7 +319,8 @@ async function bindOrExplain(port: 'traffic' | 'admin', address: string, bind: (
 
 /** Adapts a Hono app to a Node listener; the adapter answers its own errors, so its promise is not awaited. */
 function nodeListener(fetch: Parameters<typeof getRequestListener>[0]): (req: IncomingMessage, res: ServerResponse) => void {
-  const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
+  // HTTP/1.0 requests may come without Host (HTTP/1.1 ones without it are refused before this).
+  const listener = getRequestListener(fetch, { overrideGlobalObjects: false, hostname: 'localhost', errorHandler: adapterErrorResponse });
   return (req, res) => void listener(req, res);
 }
 

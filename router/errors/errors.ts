@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'SWITCHYARD_MODEL_NOT_FOUND'
   | 'SWITCHYARD_NOT_FOUND'
   | 'SWITCHYARD_METHOD_NOT_ALLOWED'
+  | 'SWITCHYARD_EXPECTATION_FAILED'
   | 'SWITCHYARD_UNAUTHORIZED'
   | 'SWITCHYARD_OVERLOADED'
   | 'SWITCHYARD_QUEUE_TIMEOUT'
@@ -61,6 +62,7 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
+  SWITCHYARD_EXPECTATION_FAILED: { status: 417, type: 'invalid_request_error' },
   // Missing or wrong admin token; the answer carries WWW-Authenticate (see server/admin-auth.ts).
   SWITCHYARD_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
   SWITCHYARD_OVERLOADED: { status: 429, type: 'rate_limit_exceeded' },

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { acceptableRequestId, authorizationValue, downstreamResponseHeaders, isHopByHop, upstreamRequestHeaders, type UpstreamHeaderContext } from './headers.ts';
+import { acceptableRequestId, authorizationValue, downstreamResponseHeaders, isForwardingHeader, isHopByHop, upstreamRequestHeaders, type UpstreamHeaderContext } from './headers.ts';
 
-const ctx: UpstreamHeaderContext = { clientAddress: '10.1.2.3', requestIdHeader: 'x-request-id', requestId: 'rid' };
+const ctx: UpstreamHeaderContext = { clientAddress: '10.1.2.3', trustedClient: false, requestIdHeader: 'x-request-id', requestId: 'rid' };
+const trustedCtx: UpstreamHeaderContext = { ...ctx, trustedClient: true };
+const FORWARDING = ['X-Forwarded-Host', 'X-Forwarded-Port', 'X-Forwarded-Prefix', 'X-Forwarded-Proto', 'X-Forwarded-For', 'Forwarded', 'X-Real-IP', 'x-forwarded-server'];
 const HOP = ['Connection', 'Keep-Alive', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'Proxy-Authorization', 'Proxy-Connection', 'Expect', 'Proxy-Foo'];
 
 function pairs(flat: readonly string[]): [string, string][] {
@@ -30,11 +32,45 @@ describe('forwarded headers', () => {
         // Every other header passes through with its value, in order.
         const kept = headers.filter(([n]) => {
           const l = n.toLowerCase();
-          return !isHopByHop(l) && !namedLower.has(l) && !['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'authorization', 'x-request-id'].includes(l);
+          return !isHopByHop(l) && !namedLower.has(l) && !isForwardingHeader(l) && !['host', 'content-length', 'authorization', 'x-request-id'].includes(l);
         });
         assert.deepEqual(out.slice(0, kept.length), kept);
       }),
     );
+  });
+
+  it('drops every forwarding header of an untrusted client; X-Forwarded-For ends with its address, X-Forwarded-Proto is http (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(token, fc.constantFrom(...FORWARDING)), fc.string({ maxLength: 20 })), { maxLength: 20 }), (headers) => {
+        const out = pairs(upstreamRequestHeaders(headers.flat(), ctx));
+        const forwarding = out.filter(([name]) => isForwardingHeader(name.toLowerCase()));
+        assert.deepEqual(forwarding.map(([name]) => name), ['x-forwarded-for', 'x-forwarded-proto']);
+        assert.ok(forwarding[0]?.[1].endsWith(ctx.clientAddress as string));
+        assert.equal(forwarding[1]?.[1], 'http');
+      }),
+    );
+  });
+
+  it("passes a trusted proxy's forwarding headers on unchanged, appending this hop to X-Forwarded-For and Forwarded (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...FORWARDING), fc.stringMatching(/^[\x21-\x7e]{1,12}$/)), { maxLength: 12 }), (headers) => {
+        const out = pairs(upstreamRequestHeaders(headers.flat(), trustedCtx));
+        const valuesOf = (list: [string, string][], name: string) => list.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+        // Single-valued claims pass on as sent, in order.
+        const passed = (name: string) => !['x-forwarded-for', 'x-forwarded-proto', 'forwarded'].includes(name.toLowerCase());
+        assert.deepEqual(out.filter(([n]) => isForwardingHeader(n.toLowerCase()) && passed(n)), headers.filter(([n]) => passed(n)));
+        const sentFor = valuesOf(headers, 'x-forwarded-for');
+        assert.deepEqual(valuesOf(out, 'x-forwarded-for'), [[...sentFor, '10.1.2.3'].join(', ')]);
+        const sentForwarded = valuesOf(headers, 'forwarded');
+        assert.deepEqual(valuesOf(out, 'forwarded'), sentForwarded.length === 0 ? [] : [[...sentForwarded, 'for=10.1.2.3'].join(', ')]);
+        assert.deepEqual(valuesOf(out, 'x-forwarded-proto'), [valuesOf(headers, 'x-forwarded-proto')[0] ?? 'http']);
+      }),
+    );
+  });
+
+  it('writes an IPv6 hop into Forwarded bracketed and quoted', () => {
+    const out = pairs(upstreamRequestHeaders(['Forwarded', 'for=192.0.2.60;proto=https'], { ...trustedCtx, clientAddress: '2001:db8::7' }));
+    assert.deepEqual(out.find(([n]) => n === 'forwarded'), ['forwarded', 'for=192.0.2.60;proto=https, for="[2001:db8::7]"']);
   });
 
   it('appends the client address to X-Forwarded-For and sets the request id once', () => {

@@ -6,6 +6,13 @@
  * `Connection` and every header it names, plus the fixed list below.
  * `Proxy-*` headers are for this hop's proxy only, and `Expect` is answered by
  * this hop (RFC 9110 §10.1.1).
+ *
+ * Forwarding headers (`X-Forwarded-*`, `Forwarded`, RFC 7239,
+ * https://www.rfc-editor.org/rfc/rfc7239, and `X-Real-IP`) describe the
+ * original client to the engine. Any client can send them, so they pass on
+ * only from a trusted proxy (`server.trustedProxies`); the router writes
+ * `X-Forwarded-For` (the client's chain plus the socket address, the one
+ * entry it vouches for) and `X-Forwarded-Proto` itself.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -60,12 +67,23 @@ export function authorizationValue(rule: AuthorizationRule, clientAuthorization:
 export interface UpstreamHeaderContext {
   /** The client's socket address, appended to X-Forwarded-For. */
   readonly clientAddress: string | undefined;
+  /**
+   * The client is a trusted proxy: its forwarding headers pass on (its
+   * `X-Forwarded-Proto` is kept, its `Forwarded` gets this hop appended).
+   * Otherwise they are dropped.
+   */
+  readonly trustedClient: boolean;
   readonly requestIdHeader: string;
   readonly requestId: string;
 }
 
 /** Headers the router sets itself, so the client's copies are dropped. */
-const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'authorization']);
+const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'forwarded', 'authorization']);
+
+/** True when `name` (lower case) claims something about the original client: only a trusted proxy's pass on. */
+export function isForwardingHeader(name: string): boolean {
+  return name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip';
+}
 
 /**
  * Builds the upstream request headers from the client's raw header list
@@ -78,24 +96,37 @@ const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for'
 export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: UpstreamHeaderContext): string[] {
   let named: Set<string> | undefined;
   let forwardedFor: string | undefined;
+  let forwarded: string | undefined;
+  let forwardedProto: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
-    if (name === 'connection') named = connectionTokens(rawHeaders[i + 1]);
-    else if (name === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? rawHeaders[i + 1] : `${forwardedFor}, ${rawHeaders[i + 1]}`;
+    const value = rawHeaders[i + 1] as string;
+    if (name === 'connection') named = connectionTokens(value);
+    else if (name === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+    else if (name === 'forwarded') forwarded = forwarded === undefined ? value : `${forwarded}, ${value}`;
+    else if (name === 'x-forwarded-proto') forwardedProto ??= value;
   }
   const requestIdHeader = ctx.requestIdHeader;
+  const trusted = ctx.trustedClient;
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const lower = name.toLowerCase();
     if (isHopByHop(lower) || REPLACED_ON_REQUEST.has(lower) || lower === requestIdHeader || named?.has(lower)) continue;
+    if (!trusted && isForwardingHeader(lower)) continue;
     out.push(name, rawHeaders[i + 1] as string);
   }
   if (ctx.clientAddress !== undefined) {
     out.push('x-forwarded-for', forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
   }
-  out.push('x-forwarded-proto', 'http', requestIdHeader, ctx.requestId);
+  if (trusted && forwarded !== undefined) out.push('forwarded', ctx.clientAddress === undefined ? forwarded : `${forwarded}, for=${forwardedNode(ctx.clientAddress)}`);
+  out.push('x-forwarded-proto', trusted && forwardedProto !== undefined ? forwardedProto : 'http', requestIdHeader, ctx.requestId);
   return out;
+}
+
+/** An address as a `Forwarded` node (RFC 7239 §6): IPv6 bracketed and quoted. */
+function forwardedNode(address: string): string {
+  return address.includes(':') ? `"[${address}]"` : address;
 }
 
 /**

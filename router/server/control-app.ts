@@ -17,6 +17,20 @@ export interface ControlAppDeps {
   readonly startedAtS: number;
 }
 
+/**
+ * The answer to a request the Node adapter could not turn into a Web Request
+ * (a backslash in the path, a malformed Host): a 400 in the OpenAI shape
+ * instead of the adapter's empty one. Anything else is a 500 that reveals
+ * nothing.
+ */
+export function adapterErrorResponse(err: unknown): Response {
+  const error =
+    err instanceof Error && err.name === 'RequestError'
+      ? new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'The request target or Host header is not valid.')
+      : new SwitchyardError('SWITCHYARD_INTERNAL', 'The router failed to handle the request.');
+  return new Response(errorBody(error), { status: error.status, headers: { 'content-type': 'application/json' } });
+}
+
 /** JSON error response in the OpenAI shape. */
 export function errorResponse(c: Context, err: SwitchyardError): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...err.headers };

@@ -1,12 +1,14 @@
 /**
  * Creates the Node HTTP servers with the limits a public-facing proxy needs,
  * and answers protocol-level client errors (oversized headers, conflicting
- * Content-Length/Transfer-Encoding, timeouts) in the OpenAI error shape
- * instead of Node's empty-bodied defaults.
+ * Content-Length/Transfer-Encoding, timeouts, and the edges in
+ * protocol-edges.ts) in the OpenAI error shape instead of Node's
+ * empty-bodied defaults.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody, SwitchyardError, type ErrorCode } from '../errors/errors.ts';
+import { handleProtocolEdges } from './protocol-edges.ts';
 
 /** Server-side limits, in milliseconds and bytes. */
 export interface HttpServerLimits {
@@ -14,6 +16,8 @@ export interface HttpServerLimits {
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxHeaderBytes: number;
+  /** Largest request body; a larger declared Content-Length gets 413 before `100 Continue`. */
+  readonly maxBodyBytes: number;
 }
 
 /**
@@ -36,9 +40,11 @@ export function createHttpServer(
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       maxHeaderSize: limits.maxHeaderBytes,
       noDelay: true,
+      // Answered in the OpenAI shape by handleProtocolEdges instead of Node's empty 400.
+      requireHostHeader: false,
     },
-    listener,
   );
+  handleProtocolEdges(server, limits.maxBodyBytes, listener);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (err.syscall !== 'listen') onError(err);

@@ -125,6 +125,7 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
     if (decision.kind === 'reject') throw decision.error;
     const headers = upstreamRequestHeaders(req.rawHeaders, {
       clientAddress: req.socket.remoteAddress,
+      trustedClient: trusted,
       requestIdHeader: deps.requestIdHeader,
       requestId,
     });
