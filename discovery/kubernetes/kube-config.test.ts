@@ -66,3 +66,20 @@ describe('Kubernetes connection', () => {
     assert.throws(() => loadKubeConnection({ kubeconfig: '', serviceHost: '10.0.0.1', servicePort: '443', serviceAccountDir: join(dir, 'none') }), /no service account token/);
   });
 });
+
+describe('kubeconfig errors', () => {
+  it('name the file and position of a YAML error, never the credentials around it', () => {
+    const file = kubeconfig('broken.yaml', 'apiVersion: v1\nusers:\n- name: u\n  user:\n    token: tok-SECRET-value\n   bad: [\n');
+    assert.throws(
+      () => loadKubeConnection({ kubeconfig: file, serviceHost: undefined, servicePort: undefined, serviceAccountDir: dir }),
+      (err: Error) => err.message === `kubeconfig ${file}: not valid YAML at line 6, column 4`,
+    );
+  });
+
+  it('name a missing file by its error code', () => {
+    const file = join(dir, 'absent.yaml');
+    assert.throws(() => loadKubeConnection({ kubeconfig: file, serviceHost: undefined, servicePort: undefined, serviceAccountDir: dir }), {
+      message: `kubeconfig ${file}: cannot read it (ENOENT)`,
+    });
+  });
+});

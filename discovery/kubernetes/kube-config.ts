@@ -40,18 +40,36 @@ export interface KubeConnection {
   readonly defaultNamespace: string | undefined;
 }
 
+/**
+ * Loads one kubeconfig file. A kubeconfig holds tokens and client keys, and
+ * the YAML parser's message quotes the lines around a syntax error, so a
+ * failure names the file and the position only.
+ * @throws Error `kubeconfig FILE: ...` without any of the file's content.
+ */
+function loadKubeconfigFile(file: string): KubeConfig {
+  const config = kubeConfig();
+  try {
+    config.loadFromFile(file);
+  } catch (err) {
+    // No `cause`: printed with the error, it would quote the file.
+    /* eslint-disable preserve-caught-error */
+    const { name, code, mark, message } = err as { name?: string; code?: unknown; mark?: { line: number; column: number }; message?: string };
+    if (name === 'YAMLException') throw new Error(`kubeconfig ${file}: not valid YAML${mark === undefined ? '' : ` at line ${mark.line + 1}, column ${mark.column + 1}`}`);
+    if (typeof code === 'string') throw new Error(`kubeconfig ${file}: cannot read it (${code})`);
+    // The library's own checks name fields ("users[0].name is missing"), not values.
+    throw new Error(`kubeconfig ${file}: ${message ?? 'not a usable kubeconfig'}`);
+    /* eslint-enable preserve-caught-error */
+  }
+  return config;
+}
+
 /** @throws Error saying what is missing when neither a kubeconfig nor in-cluster config is available. */
 export function loadKubeConnection(options: KubeConnectionOptions): KubeConnection {
   const files = (options.kubeconfig ?? '').split(delimiter).filter((file) => file !== '');
   if (files.length > 0) {
-    const config = kubeConfig();
-    config.loadFromFile(files[0] as string);
+    const config = loadKubeconfigFile(files[0] as string);
     // Same merge as KubeConfig.loadFromDefault, which reads process.env itself.
-    for (const file of files.slice(1)) {
-      const more = kubeConfig();
-      more.loadFromFile(file);
-      config.mergeConfig(more, true);
-    }
+    for (const file of files.slice(1)) config.mergeConfig(loadKubeconfigFile(file), true);
     if (config.getCurrentCluster() === null) throw new Error(`kubeconfig ${files.join(delimiter)}: no current context with a cluster`);
     const namespace = config.getContextObject(config.getCurrentContext())?.namespace;
     return { config, mode: 'kubeconfig', defaultNamespace: namespace !== undefined && namespace !== '' ? namespace : 'default' };

@@ -2,8 +2,9 @@
  * Configuration problems must stop the router with a message that names the
  * file and the place, and never print a secret. A YAML syntax error used to
  * print the offending lines (the API key among them) to stderr, where log
- * collectors keep them; an API-key file with two lines was accepted and then
- * broke every request with an invalid Authorization header.
+ * collectors keep them, and so did one in a kubeconfig (its token beside
+ * it); an API-key file with two lines was accepted and then broke every
+ * request with an invalid Authorization header.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -55,4 +56,15 @@ test('regression: a two-line API key file was accepted and every request then fa
   assert.equal(result.code, '2');
   assert.match(result.stderr, new RegExp(`upstream\\.apiKeyFile ${keyFile}: holds 2 lines`));
   assert.ok(!result.stderr.includes(SECRET) && !result.stderr.includes('sk-second-line-key'), `stderr shows the key:\n${result.stderr}`);
+});
+
+test('regression: a YAML syntax error in the kubeconfig printed the lines around it, token included, to stderr', async () => {
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, `apiVersion: v1\nusers:\n- name: router\n  user:\n    token: ${SECRET}\n   extra: [\n`);
+  const result = await startOutcome(['--discovery-mode', 'pods', '--discovery-label-selector', 'app=vllm', '--kubeconfig', kubeconfig]);
+  assert.notEqual(result, 'listening');
+  assert.ok(typeof result === 'object');
+  assert.notEqual(result.code, '0');
+  assert.ok(!result.stderr.includes(SECRET), `stderr shows the token:\n${result.stderr}`);
+  assert.match(result.stderr, new RegExp(`kubeconfig ${kubeconfig}: not valid YAML at line 6, column 4`));
 });
