@@ -40,6 +40,8 @@ import { adapterErrorResponse, createControlApp } from './server/control-app.ts'
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
 import { BodyBudget } from './server/body-budget.ts';
+import { ConnectionGuard } from './server/connection-guard.ts';
+import { SlowBodyWatch } from './server/slow-body-watch.ts';
 import { createTrafficListener } from './server/traffic-listener.ts';
 import { trustedProxies } from './server/trusted-proxies.ts';
 
@@ -77,7 +79,6 @@ export class Router {
   readonly #lag = new EventLoopLagMonitor();
   readonly #shedLog: ShedLog;
   #inFlight = 0;
-  #connections = 0;
 
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
@@ -93,6 +94,7 @@ export class Router {
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);
+    const connections = new ConnectionGuard({ maxConnections: fitted.limits.maxConnections, maxPerClient: config.server.maxConnectionsPerClient });
     this.#upstream = new Agent({
       connections: config.upstream.connectionsPerEndpoint ?? fitted.limits.maxInFlight,
       connect: { timeout: config.timeouts.connectMs },
@@ -122,7 +124,7 @@ export class Router {
         return this.view.all();
       },
       routerInFlight: () => this.#inFlight,
-      connections: () => this.#connections,
+      connections: () => connections.count,
       eventLoopLagMs: () => this.#lag.lagMs,
       queueLength: () => queue.length,
       bufferedBodyBytes: () => bodyBudget.usedBytes,
@@ -173,7 +175,7 @@ export class Router {
       decide: (facts, priority) => director.decide(facts, priority),
       queue,
       limits: fitted.limits,
-      gauges: () => ({ inFlight: this.#inFlight, connections: this.#connections, lagMs: this.#lag.lagMs }),
+      gauges: () => ({ inFlight: this.#inFlight, connections: connections.count, lagMs: this.#lag.lagMs }),
       maxWaiting: config.admission.maxWaiting,
       now: Date.now,
       observer: {
@@ -212,6 +214,8 @@ export class Router {
       observeShed: (seconds) => this.metrics.observeShedDuration(seconds),
       countShed: (reason, priority) => this.metrics.countShed(reason, priority),
       bodyBudget,
+      slowBodies: new SlowBodyWatch({ minBytesPerSecond: config.server.minBodyBytesPerSecond, graceMs: config.server.bodyRateGraceMs }),
+      connections,
       inFlight: {
         increment: () => this.#inFlight++,
         decrement: () => {
@@ -231,10 +235,7 @@ export class Router {
     });
     const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
     this.#traffic = createHttpServer(config.server, trafficListener, onServerError);
-    this.#traffic.on('connection', (socket: Socket) => {
-      this.#connections++;
-      socket.once('close', () => this.#connections--);
-    });
+    this.#traffic.on('connection', (socket: Socket) => connections.accept(socket));
     const admin = createAdminApp({
       registry: this.metrics.registry,
       debugEndpoints: () =>

@@ -64,6 +64,19 @@ const server = z
       .default(32 * 1024 * 1024)
       .describe('Max request body size (bytes); larger gets 413.'),
     maxJsonDepth: z.number().int().min(4).max(10_000).default(128).describe('Max nesting depth of a JSON request body; checked while the body arrives.'),
+    minBodyBytesPerSecond: z
+      .number()
+      .int()
+      .min(0)
+      .default(1_024)
+      .describe('Lowest average rate a request body may arrive at once bodyRateGraceMs has passed (bytes/s; 0: off); slower gets 408 and the connection closes.'),
+    bodyRateGraceMs: positiveMs.default(5_000).describe('Time a request body may take before minBodyBytesPerSecond applies (ms).'),
+    maxConnectionsPerClient: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Open connections one client address may hold on the traffic port; requests on more get 429 and their connection closes (0: no limit; clients behind one proxy share an address).'),
     bodyBudgetBytes: z
       .number()
       .int()

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'SWITCHYARD_NESTING_TOO_DEEP'
   | 'SWITCHYARD_BODY_TOO_LARGE'
   | 'SWITCHYARD_BODY_BUDGET'
+  | 'SWITCHYARD_REQUEST_TIMEOUT'
   | 'SWITCHYARD_HEADERS_TOO_LARGE'
   | 'SWITCHYARD_BAD_REQUEST'
   | 'SWITCHYARD_MODEL_NOT_FOUND'
@@ -57,6 +58,7 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_NESTING_TOO_DEEP: { status: 400, type: 'invalid_request_error' },
   SWITCHYARD_BODY_TOO_LARGE: { status: 413, type: 'invalid_request_error' },
   SWITCHYARD_BODY_BUDGET: { status: 429, type: 'rate_limit_exceeded' },
+  SWITCHYARD_REQUEST_TIMEOUT: { status: 408, type: 'invalid_request_error' },
   SWITCHYARD_HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error' },
   SWITCHYARD_BAD_REQUEST: { status: 400, type: 'invalid_request_error' },
   SWITCHYARD_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },

@@ -64,7 +64,7 @@ function errorFor(code: string | undefined): { status: number; error: Switchyard
     case 'EPIPE':
       return undefined;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, error: new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'The request was not received in time.') };
+      return make('SWITCHYARD_REQUEST_TIMEOUT', 'The request was not received in time.');
     default:
       return make('SWITCHYARD_BAD_REQUEST', 'The request is not valid HTTP/1.1 (for example, conflicting Content-Length and Transfer-Encoding).');
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
 import type { BodyReservation } from './body-budget.ts';
+import type { SlowBodyWatch, WatchedBody } from './slow-body-watch.ts';
 
 /** The client went away before its body arrived; there is no one to answer. */
 export class ClientGoneError extends Error {
@@ -15,23 +16,27 @@ export interface BodyReadOptions {
   readonly reservation: BodyReservation;
   /** Sees each chunk as it arrives (e.g. the JSON scanner); throws to refuse the body at once. */
   readonly inspect?: (chunk: Buffer) => void;
+  /** Cuts the body (408) when it arrives slower than the minimum rate. */
+  readonly slowBodies: SlowBodyWatch;
 }
 
 const EMPTY = Buffer.alloc(0);
 
 /**
  * Reads the whole request body into memory (it is needed to route and to
- * replay on retry). The bytes are reserved against the router-wide budget
- * before they are kept: a declared Content-Length all at once, before any
- * byte is read; a chunked body chunk by chunk.
+ * replay on retry), at no less than the watch's minimum rate. The bytes
+ * are reserved against the router-wide budget before they are kept: a
+ * declared Content-Length all at once, before any byte is read; a chunked
+ * body chunk by chunk.
  *
  * When the promise rejects with a {@link SwitchyardError}, the rest of the
  * body stays unread: the caller must close the connection after answering.
  * @throws SwitchyardError 413 over `limit`, 429 when the budget cannot hold
- * the body, whatever `inspect` throws; ClientGoneError when the client aborts.
+ * the body, 408 when it arrives too slowly, whatever `inspect` throws;
+ * ClientGoneError when the client aborts.
  */
 export function readBody(req: IncomingMessage, options: BodyReadOptions): Promise<Buffer> {
-  const { limit, reservation, inspect } = options;
+  const { limit, reservation, inspect, slowBodies } = options;
   const declared = req.headers['content-length'];
   const declaredBytes = declared === undefined ? undefined : Number(declared);
   if (declaredBytes !== undefined && declaredBytes > limit) return Promise.reject(tooLarge(limit));
@@ -39,7 +44,15 @@ export function readBody(req: IncomingMessage, options: BodyReadOptions): Promis
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const watched: WatchedBody = {
+      startedAt: slowBodies.now(),
+      get received() {
+        return size;
+      },
+      tooSlow: () => refuse(tooSlow()),
+    };
     const cleanup = () => {
+      slowBodies.forget(watched);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -78,11 +91,16 @@ export function readBody(req: IncomingMessage, options: BodyReadOptions): Promis
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('close', onClose);
+    slowBodies.watch(watched);
   });
 }
 
 function tooLarge(limit: number): SwitchyardError {
   return new SwitchyardError('SWITCHYARD_BODY_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`);
+}
+
+function tooSlow(): SwitchyardError {
+  return new SwitchyardError('SWITCHYARD_REQUEST_TIMEOUT', 'The request body arrived too slowly.');
 }
 
 function budgetExhausted(): SwitchyardError {

@@ -15,8 +15,10 @@ import type { RequestFacts } from '../policy/policy.ts';
 import type { ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { BodyBudget, BodyReservation } from './body-budget.ts';
+import type { ConnectionGuard } from './connection-guard.ts';
 import { JsonBodyScanner } from './json-body-scanner.ts';
 import { ClientGoneError, readBody } from './read-body.ts';
+import type { SlowBodyWatch } from './slow-body-watch.ts';
 import { INFERENCE_ROUTES, originFormOf, pathOf, type InferenceRoute } from './routes.ts';
 import { multipartBodyFacts, type BodyFacts } from './routing-facts.ts';
 
@@ -42,6 +44,10 @@ export interface TrafficListenerDeps {
   readonly countShed: (reason: 'body_budget', priority: string) => void;
   /** Router-wide budget of bytes held by buffered request bodies. */
   readonly bodyBudget: BodyBudget;
+  /** Cuts request bodies that arrive too slowly. */
+  readonly slowBodies: SlowBodyWatch;
+  /** Connection idleness and per-client shares. */
+  readonly connections: Pick<ConnectionGuard, 'begin'>;
   /** Router-wide in-flight accounting. */
   readonly inFlight: { increment(): void; decrement(): void };
   /** True once the router stopped accepting: responses then close their connection. */
@@ -67,6 +73,15 @@ const NEVER_ABORTED = new AbortController().signal;
 export function createTrafficListener(deps: TrafficListenerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     if (deps.closing()) res.shouldKeepAlive = false;
+    if (!deps.connections.begin(req, res)) {
+      res.shouldKeepAlive = false;
+      req.resume();
+      sendError(res, new SwitchyardError('SWITCHYARD_ROUTER_BUSY', 'This client holds too many connections; retry on an open one.', { retryAfterSeconds: 1 }), [
+        'connection',
+        'close',
+      ]);
+      return;
+    }
     const route = req.method === 'POST' ? INFERENCE_ROUTES.get(pathOf(req.url ?? '/')) : undefined;
     if (route === undefined) {
       deps.fallback(req, res);
@@ -187,11 +202,11 @@ async function readFacts(
     if (!/^multipart\/form-data/i.test(contentType)) {
       throw new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'This route takes a multipart/form-data body.');
     }
-    const body = await readBody(req, { limit, reservation });
+    const body = await readBody(req, { limit, reservation, slowBodies: deps.slowBodies });
     return { ...multipartBodyFacts(body, contentType), body };
   }
   const scanner = new JsonBodyScanner({ maxDepth: deps.limits.maxJsonDepth, promptPrefixBytes: deps.limits.promptPrefixBytes });
-  const body = await readBody(req, { limit, reservation, inspect: (chunk) => scanner.push(chunk) });
+  const body = await readBody(req, { limit, reservation, slowBodies: deps.slowBodies, inspect: (chunk) => scanner.push(chunk) });
   return { ...scanner.finish(body), body };
 }
 
