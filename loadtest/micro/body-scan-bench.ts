@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { SwitchyardError } from '../../router/errors/errors.ts';
 import { JsonBodyScanner } from '../../router/server/json-body-scanner.ts';
 import { multipartBodyFacts } from '../../router/server/routing-facts.ts';
+import { deeplyNestedBody, manySmallArraysBody, tinyBoundaryMultipartBody } from '../bench/hostile-bodies.ts';
 
 const { values } = parseArgs({ options: { repeat: { type: 'string', default: '3' } } });
 const REPEAT = Number(values.repeat);
@@ -24,14 +25,6 @@ const CHUNK = 64 * 1024;
 const SIZE = 32 * MiB - 1024;
 const LIMITS = { maxDepth: 128, promptPrefixBytes: 4096 };
 
-function deepBody(): Buffer {
-  const half = Math.floor((SIZE - 40) / 2);
-  return Buffer.from('{"model":"m","x":' + '['.repeat(half) + ']'.repeat(half) + '}');
-}
-function shallowManyBody(): Buffer {
-  const n = Math.floor((SIZE - 40) / 8);
-  return Buffer.from('{"model":"m","x":[' + Array.from({ length: n }, () => '[[1,2]]').join(',') + ']}');
-}
 function promptBody(bytes: number): Buffer {
   const content = 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(bytes / 45)).slice(0, bytes);
   return Buffer.from(JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content }] }));
@@ -102,8 +95,8 @@ const bodies: [string, Buffer][] = [
   ['prompt 4 KB', promptBody(4_000)],
   ['prompt 200 KB', promptBody(200_000)],
   ['prompt 8 MB', promptBody(8_000_000)],
-  ['nested 32 MiB', deepBody()],
-  ['depth 3, 32 MiB', shallowManyBody()],
+  ['nested 32 MiB', deeplyNestedBody(SIZE)],
+  ['depth 3, 32 MiB', manySmallArraysBody(SIZE)],
 ];
 // Warm the scanner and JSON.parse up on every body first: the router scans thousands of bodies a second.
 for (let round = 0; round < 2; round++) for (const [, body] of bodies) scanInChunks(body);
@@ -111,7 +104,7 @@ for (const [name, body] of bodies) {
   row(name, body.length, 'scanner', () => scanInChunks(body));
   row(name, body.length, 'JSON.parse', () => parseWhole(body));
 }
-const multipart = Buffer.from('\r\n--a'.repeat(Math.floor(SIZE / 5)));
+const multipart = tinyBoundaryMultipartBody(SIZE);
 row('multipart, boundary "a" x 6.7M', multipart.length, 'multipart', () => {
   const started = performance.now();
   const facts = multipartBodyFacts(multipart, 'multipart/form-data; boundary=a');

@@ -17,6 +17,7 @@ import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts
 import type { BodyBudget, BodyReservation } from './body-budget.ts';
 import type { ConnectionGuard } from './connection-guard.ts';
 import { JsonBodyScanner } from './json-body-scanner.ts';
+import { closeAfterAnswer } from './lingering-close.ts';
 import { ClientGoneError, readBody } from './read-body.ts';
 import type { SlowBodyWatch } from './slow-body-watch.ts';
 import { INFERENCE_ROUTES, originFormOf, pathOf, type InferenceRoute } from './routes.ts';
@@ -74,8 +75,7 @@ export function createTrafficListener(deps: TrafficListenerDeps): (req: Incoming
   return (req, res) => {
     if (deps.closing()) res.shouldKeepAlive = false;
     if (!deps.connections.begin(req, res)) {
-      res.shouldKeepAlive = false;
-      req.resume();
+      closeAfterAnswer(req, res);
       sendError(res, new SwitchyardError('SWITCHYARD_ROUTER_BUSY', 'This client holds too many connections; retry on an open one.', { retryAfterSeconds: 1 }), [
         'connection',
         'close',
@@ -99,10 +99,9 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
   const priority = requestPriority(req.headers[deps.priorityHeader], trusted);
   const pressure = deps.admission.checkPressure(priority);
   if (pressure !== undefined) {
-    // Shed before reading the body. Read and discard what the client still sends, so closing
-    // the connection after the answer cannot turn into a reset that hides the 429.
-    res.shouldKeepAlive = false;
-    req.resume();
+    // Shed before reading the body; the connection closes after the answer, lingering while the
+    // client still sends, so the close cannot turn into a reset that hides the 429.
+    closeAfterAnswer(req, res);
     sendError(res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close']);
     deps.countRequest(route.path, 'unknown', pressure.status);
     deps.observeShed((performance.now() - arrivedAt) / 1000);
@@ -173,12 +172,8 @@ async function handleInference(deps: TrafficListenerDeps, route: InferenceRoute,
       return;
     }
     const error = toSwitchyardError(err);
-    if (!req.complete) {
-      // The rest of the body is discarded unread, then the connection closes: closing on unread
-      // bytes could turn into a reset that hides the answer.
-      res.shouldKeepAlive = false;
-      req.resume();
-    }
+    // The rest of the body stays unread: close after the answer, lingering while the client sends.
+    if (!req.complete) closeAfterAnswer(req, res);
     sendError(res, error, [deps.requestIdHeader, requestId]);
     deps.countRequest(route.path, modelLabel, error.status);
     if (error.code === 'SWITCHYARD_BODY_BUDGET') deps.countShed('body_budget', priority);

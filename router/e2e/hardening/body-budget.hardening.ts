@@ -10,7 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { request, type ClientRequest } from 'node:http';
+import { connect } from 'node:net';
 import { test } from 'node:test';
+import { waitForModels } from '../../../loadtest/bench/processes.ts';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
 import { postJson, send, startRouterProcess } from '../harness.ts';
 
@@ -42,9 +44,7 @@ test('regression: bodies were buffered without a byte budget; now a body over th
   ]);
   const base = `http://127.0.0.1:${router.traffic}`;
   try {
-    for (let i = 0; i < 100 && !(await send(`${base}/v1/models`, { method: 'GET' })).body.includes('budget-model'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForModels(base);
     // Two unfinished chunked uploads of 3 MiB hold 6 MiB of the 8 MiB budget.
     const holders = [trickle(base, 3 * MiB), trickle(base, 3 * MiB)];
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -76,6 +76,54 @@ test('regression: bodies were buffered without a byte budget; now a body over th
     const metrics = (await send(`http://127.0.0.1:${router.admin}/metrics`, { method: 'GET' })).body.toString();
     assert.match(metrics, /switchyard_shed_total\{reason="body_budget",priority="normal"\} 2/);
     assert.match(metrics, /switchyard_buffered_body_bytes 0\b/);
+  } finally {
+    router.child.kill('SIGKILL');
+    await router.exit;
+    await engine.close();
+  }
+});
+
+/**
+ * Sends a declared `bytes` body as fast as the connection takes it and
+ * reports what the client saw: the answer's status line, and whether a
+ * write failed (the reset that hides an early answer).
+ */
+function sendWhileAnswered(port: number, bytes: number): Promise<{ statusLine: string; writeError: string | undefined }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let writeError: string | undefined;
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', (err: NodeJS.ErrnoException) => (writeError ??= err.code ?? err.message));
+    socket.on('close', () => resolve({ statusLine: received.split('\r\n')[0] ?? '', writeError }));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: router\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes && !socket.destroyed) {
+        const size = Math.min(chunk.length, bytes - sent);
+        sent += size;
+        if (!socket.write(chunk.subarray(0, size))) return void socket.once('drain', pump);
+      }
+      if (!socket.destroyed) socket.end();
+    };
+    pump();
+  });
+}
+
+test('regression: a client still sending its body got a reset instead of the early 413 or 429; now the close lingers until the client is done', async () => {
+  const engine = new EngineSimulator({ model: 'budget-model', knobs: { ttftMs: 0, itlMs: 0 } });
+  await engine.listen();
+  const router = await startRouterProcess([
+    '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--lifecycle-pre-stop-delay-ms', '0',
+    '--server-max-body-bytes', String(16 * MiB), '--server-body-budget-bytes', String(8 * MiB),
+  ]);
+  try {
+    await waitForModels(`http://127.0.0.1:${router.traffic}`);
+    const tooLarge = await sendWhileAnswered(router.traffic, 24 * MiB);
+    assert.deepEqual(tooLarge, { statusLine: 'HTTP/1.1 413 Payload Too Large', writeError: undefined });
+    const overBudget = await sendWhileAnswered(router.traffic, 12 * MiB);
+    assert.deepEqual(overBudget, { statusLine: 'HTTP/1.1 429 Too Many Requests', writeError: undefined });
   } finally {
     router.child.kill('SIGKILL');
     await router.exit;

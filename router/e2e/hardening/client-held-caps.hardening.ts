@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
+import { waitForModels } from '../../../loadtest/bench/processes.ts';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
-import { postJson, send, startRouterProcess, type RouterProcess } from '../harness.ts';
+import { postJson, startRouterProcess, type RouterProcess } from '../harness.ts';
 
 const MODEL = 'caps-model';
 const CHAT = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
@@ -24,9 +25,7 @@ async function withRouter(flags: string[], run: (base: string, router: RouterPro
   ]);
   const base = `http://127.0.0.1:${router.traffic}`;
   try {
-    for (let i = 0; i < 100 && !(await send(`${base}/v1/models`, { method: 'GET' })).body.includes(MODEL); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForModels(base);
     await run(base, router);
   } finally {
     router.child.kill('SIGKILL');
