@@ -65,6 +65,13 @@ const SCENARIOS: readonly ScenarioEntry[] = [
     about: '1, 2 and 3 router processes behind nginx round-robin over the same four engines at 50% load, every request part of one of 400 conversations. Bars: no failures; replicas keep conversations on one engine as well as a single router does (no shared state needed for that: every replica hashes the same endpoint set).',
     run: async (argv) => (await import('../scenarios/replicas.ts')).replicas(argv),
   },
+  {
+    name: 'memory-limit',
+    title: 'Memory limit: 1 GiB cgroup under body floods, idle sockets and open streams',
+    about:
+      'One router at its defaults (`--max-old-space-size=384`, as the Helm chart runs it) in a memory cgroup of 1 GiB without swap, under 10,000 idle keep-alive sockets, then 8,000 open streams, then 40 connections flooding 33 MB bodies (declared and chunked, fast and slow), all at once; scaled to the open-file limit where it cannot be raised, with the named mix projected from the measured cost per socket and stream. Bars: peak charge (socket buffers included) under the limit, no OOM kill, the router alive, `/livez` answered throughout, no stream failed, idle sockets held, every flood body answered with a status, buffered bodies within the budget.',
+    run: async (argv) => (await import('../scenarios/memory-limit.ts')).memoryLimit(argv),
+  },
 ];
 
 const USAGE = `Usage: switchyard bench <scenario> [--quick | --smoke] [--quiet] [--out DIR] [--generators N] [scenario flags]

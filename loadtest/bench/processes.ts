@@ -69,10 +69,12 @@ export function canPin(): boolean {
  * Runs `switchyard <args>` (with `nodeArgs` for Node itself, e.g.
  * `--cpu-prof`) and resolves once a JSON log line on stdout or
  * stderr contains `marker`, returning that line's numeric fields as ports.
+ * `launcher` prefixes the command line with a program that sets the process
+ * up and execs the rest (e.g. joins a memory cgroup), so the pid stays the router's.
  */
-export function startSwitchyard(args: string[], marker: string, core?: number, nodeArgs: readonly string[] = []): Promise<Started> {
-  const command = core === undefined ? process.execPath : 'taskset';
-  const argv = core === undefined ? [...nodeArgs, BIN, ...args] : ['-c', String(core), process.execPath, ...nodeArgs, BIN, ...args];
+export function startSwitchyard(args: string[], marker: string, core?: number, nodeArgs: readonly string[] = [], launcher: readonly string[] = []): Promise<Started> {
+  const node = core === undefined ? [process.execPath] : ['taskset', '-c', String(core), process.execPath];
+  const [command, ...argv] = [...launcher, ...node, ...nodeArgs, BIN, ...args] as [string, ...string[]];
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   atNormalPriority(child.pid);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -81,9 +81,11 @@ const server = z
       .number()
       .int()
       .min(1_024)
-      .default(256 * 1024 * 1024)
+      // Bodies cost the process about twice this at peak (copies, and read buffers awaiting GC; see
+      // `bench memory-limit`): 128 MiB keeps a 1 GiB container under its limit with the caps full.
+      .default(128 * 1024 * 1024)
       .describe(
-        'Router-wide cap on bytes held by buffered request bodies, queued and in flight (bytes); a body that does not fit gets 429 and its connection closes. Keep it well under the memory limit.',
+        'Router-wide cap on bytes held by buffered request bodies, queued and in flight (bytes); a body that does not fit gets 429 and its connection closes. Keep it well under the memory limit: at peak bodies cost the process about twice this.',
       ),
     trustedProxies: z
       .array(ipOrCidr)
