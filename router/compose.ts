@@ -58,6 +58,8 @@ export interface RouterOptions {
   readonly source?: EndpointSource;
   /** Environment for Kubernetes credentials (KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT); default: the process's. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Event-loop lag monitor instead of the default one (tests shorten its start-up grace). */
+  readonly lagMonitor?: EventLoopLagMonitor;
 }
 
 /** A fully wired router process. */
@@ -76,13 +78,14 @@ export class Router {
   readonly #probeAgent: Agent;
   readonly #traffic: Server;
   readonly #admin: AdminPort;
-  readonly #lag = new EventLoopLagMonitor();
+  readonly #lag: EventLoopLagMonitor;
   readonly #shedLog: ShedLog;
   #inFlight = 0;
 
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
     this.logger = options.logger ?? createLogger(config.logLevel);
+    this.#lag = options.lagMonitor ?? new EventLoopLagMonitor();
     // Engine keys by source name, kept here: never on the endpoints /debug/endpoints renders.
     const credentials = engineCredentials(config);
     // Read before anything is started, so an unusable file stops start-up with a ConfigError.
@@ -91,6 +94,7 @@ export class Router {
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
+      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting },
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);
@@ -175,7 +179,8 @@ export class Router {
       decide: (facts, priority) => director.decide(facts, priority),
       queue,
       limits: fitted.limits,
-      gauges: () => ({ inFlight: this.#inFlight, connections: connections.count, lagMs: this.#lag.lagMs }),
+      // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
+      gauges: () => ({ inFlight: this.#inFlight, connections: connections.count, lagMs: this.#lag.sustainedLagMs }),
       maxWaiting: config.admission.maxWaiting,
       now: Date.now,
       observer: {

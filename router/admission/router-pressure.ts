@@ -19,6 +19,7 @@ export interface PressureLimits {
 export interface PressureGauges {
   readonly inFlight: number;
   readonly connections: number;
+  /** Event-loop lag that lasted or keeps growing (ms; see event-loop-lag.ts), not the latest spike. */
   readonly lagMs: number;
 }
 

@@ -2,7 +2,10 @@
  * When an endpoint should take no more work. Saturation uses *estimated
  * waiting* (queued work), never the in-flight count alone: an engine with
  * free batch slots is not saturated however many requests the router has
- * open to it (see router/load/load-formulas.ts).
+ * open to it (see router/load/load-formulas.ts). The exceptions are limits
+ * on in-flight requests that stand for capacity: the configured per-endpoint
+ * cap, and the safe start of an engine whose capacity is unknown
+ * (router/load/safe-start.ts).
  */
 import { PRIORITY_LIMITS, type Priority } from './priority.ts';
 
@@ -23,6 +26,8 @@ export interface SaturationInputs {
   readonly wouldQueue: boolean;
   readonly kvCacheUsage: number;
   readonly inFlight: number;
+  /** Requests this router may have open to the endpoint (the safe start for unknown capacity); undefined: no such limit. */
+  readonly concurrencyLimit?: number | undefined;
 }
 
 /**
@@ -38,6 +43,7 @@ export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationTh
   return (
     waitingAfter > maxWaiting ||
     endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||
+    (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit) ||
     (thresholds.maxInFlightPerEndpoint > 0 && endpoint.inFlight >= thresholds.maxInFlightPerEndpoint)
   );
 }

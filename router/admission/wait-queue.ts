@@ -82,7 +82,11 @@ export class WaitQueue<T> {
 
   /**
    * Capacity may have freed up (a request finished, a scrape arrived): let
-   * waiting requests try again, in queue order.
+   * waiting requests try again, in queue order. At most one is let go per
+   * turn of the event loop: an admitted request counts against its endpoint
+   * only once it has been sent, a few promise hops later, so every waiter
+   * decided in the same pass would see the same free room and all be sent
+   * to it (a burst's whole backlog moved from this queue into the engine's).
    */
   notify(): void {
     if (this.#waiters.length === 0 || this.#notifying) return;
@@ -90,11 +94,27 @@ export class WaitQueue<T> {
     try {
       for (const waiter of [...this.#waiters]) {
         const decision = waiter.decide();
-        if (decision.kind !== 'saturated') waiter.finish(decision);
+        if (decision.kind === 'saturated') continue;
+        waiter.finish(decision);
+        if (decision.kind === 'admit') {
+          this.#notifyNextTurn();
+          return;
+        }
       }
     } finally {
       this.#notifying = false;
     }
+  }
+
+  #pending: NodeJS.Immediate | undefined;
+
+  /** Notifies again once the request just admitted has been sent (setImmediate runs after its promise chain). */
+  #notifyNextTurn(): void {
+    if (this.#pending !== undefined || this.#waiters.length === 0) return;
+    this.#pending = setImmediate(() => {
+      this.#pending = undefined;
+      this.notify();
+    });
   }
 
   /** Ms the oldest waiter has waited (0 when empty). */

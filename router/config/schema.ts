@@ -231,6 +231,26 @@ const load = z
       })
       .prefault({})
       .describe('Outlier ejection.'),
+    safeStart: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Limit the requests sent to an engine of unknown capacity until scrapes show what it takes, so a freshly started router does not flood small engines; configured capacity turns it off per endpoint.'),
+        initialLimit: z
+          .number()
+          .int()
+          .positive()
+          .default(4)
+          .describe('Requests one router replica may have open to an engine of unknown capacity at first; grows while the engine keeps up (requests; keep replicas x this near the smallest engine\'s max-num-seqs + admission.maxWaiting).'),
+        ttfbTolerance: z
+          .number()
+          .gt(1)
+          .default(2)
+          .describe("A stream's time to first byte above this multiple of the engine's unloaded value (plus 50 ms) means the engine fell behind: the limit halves and stops growing (ratio, > 1)."),
+      })
+      .prefault({})
+      .describe('Safe start for engines of unknown capacity (see docs/load-and-routing.md).'),
   })
   .prefault({})
   .describe('Load view.');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { EventLoopLagMonitor } from '../admission/event-loop-lag.ts';
 import { errorOf, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
 
 const MODEL = 'm-over';
@@ -167,20 +168,43 @@ describe('router-wide caps', () => {
 describe('event-loop lag', () => {
   let fleet: Fleet;
   before(async () => {
-    fleet = await startFleet([{ model: MODEL, knobs: { ttftMs: 0, itlMs: 0 } }], ['--admission-event-loop-lag-ms', '100']);
+    // No start-up grace, so the test need not wait it out.
+    fleet = await startFleet([{ model: MODEL, knobs: { ttftMs: 0, itlMs: 0 } }], ['--admission-event-loop-lag-ms', '100'], [], { lagMonitor: new EventLoopLagMonitor({ graceMs: 0 }) });
   });
   after(() => fleet.close());
 
-  it('sheds new work with 429 right after the loop was blocked, and recovers', async () => {
-    const request = postJson(`${fleet.base}/v1/chat/completions`, chat);
-    const end = performance.now() + 400;
+  /** Blocks this event loop (the router shares it) for `ms`, as a stuck handler would. */
+  const block = (ms: number) => {
+    const end = performance.now() + ms;
     while (performance.now() < end) {
-      // Block this event loop (the router shares it) as a stuck handler would.
+      // busy
     }
-    const response = await request;
+  };
+
+  it('regression: a one-off stall shed the requests that arrived during it (they would have been served)', async () => {
+    const request = postJson(`${fleet.base}/v1/chat/completions`, chat);
+    block(400);
+    assert.equal((await request).status, 200);
+  });
+
+  it('sheds new work with 429 while the loop stays behind, and recovers', async () => {
+    let ticks = 0;
+    let blocking = true;
+    // Blocks every turn of the loop, letting the lag probe and I/O run in between.
+    const hog = (async () => {
+      while (blocking) {
+        block(250);
+        ticks++;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    })();
+    await waitFor(() => ticks >= 5);
+    const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
+    blocking = false;
+    await hog;
     assert.equal(response.status, 429);
     assert.equal(errorOf(response).code, 'SWITCHYARD_EVENT_LOOP_LAG');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // four probe ticks on time
     assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200);
   });
 });

@@ -7,6 +7,7 @@ import type { Endpoint } from '../../discovery/endpoint.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
+import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
 export const UPSTREAM_FAILURE_KINDS = ['connect', 'reset', 'timeout', 'midstream', 'status_5xx'] as const;
@@ -33,6 +34,8 @@ export interface LoadClockAndSettings {
   readonly maxScrapeAgeMs: number;
   /** Capacity assumed for load-score normalisation when unknown (sequences). */
   readonly defaultCapacity: number;
+  /** The safe start for endpoints of unknown capacity; undefined: none. */
+  readonly safeStart?: SafeStartSettings | undefined;
 }
 
 /** Weight of the newest outcome in the error-rate moving average. */
@@ -82,11 +85,17 @@ export class EndpointState {
   /** Ejections so far; the next ejection lasts longer. Reset after a long healthy spell. */
   ejections = 0;
   lastEjectedAt = 0;
+  /** The safe-start limit (see safe-start.ts); in force only while no capacity is configured. */
+  readonly safeStart: SafeStartLimit | undefined;
+  /** Epoch ms the endpoint joined the set. */
+  readonly firstSeenAt: number;
   readonly #view: LoadClockAndSettings;
   readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined };
 
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
+    this.safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart) : undefined;
+    this.firstSeenAt = view.now;
     this.describe(endpoint);
   }
 
@@ -129,6 +138,30 @@ export class EndpointState {
   /** Max concurrent sequences: from the source, else learned at saturation, else unknown. */
   get capacity(): number | undefined {
     return this.endpoint.capacity ?? this.learnedCapacity;
+  }
+
+  /**
+   * Requests this replica may have open to the endpoint before it counts as
+   * saturated: the safe-start limit while no capacity is configured (the
+   * configured capacity wins), else undefined (no limit).
+   */
+  get concurrencyLimit(): number | undefined {
+    return this.endpoint.capacity === undefined ? this.safeStart?.value : undefined;
+  }
+
+  /** No usable scrape, for longer than a scrape stays fresh since the endpoint joined: its metrics cannot be read. */
+  get unscraped(): boolean {
+    return this.stale && this.#view.now - this.firstSeenAt > this.#view.maxScrapeAgeMs;
+  }
+
+  /**
+   * Milliseconds since the last successful scrape, or since the endpoint
+   * joined while none has succeeded yet (so an engine that was never
+   * scraped ages too), at the view's clock. Exported as a metric: alerts
+   * read it, routing reads {@link stale}.
+   */
+  get scrapeAgeMs(): number {
+    return Math.max(0, this.#view.now - (this.scraped?.at ?? this.firstSeenAt));
   }
 
   /** See {@link estimatedWaiting}. */

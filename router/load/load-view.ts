@@ -8,6 +8,7 @@ import type { EndpointSet } from '../../discovery/endpoint.ts';
 import { recordFailure, type EjectionSettings } from './ejection.ts';
 import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
+import type { SafeStartSettings } from './safe-start.ts';
 
 export { EndpointState, UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from './endpoint-state.ts';
 
@@ -18,6 +19,8 @@ export interface LoadSettings {
   /** Capacity assumed for load-score normalisation when unknown (sequences). */
   readonly defaultCapacity: number;
   readonly ejection: EjectionSettings;
+  /** The safe start for endpoints of unknown capacity (see safe-start.ts); absent: none. */
+  readonly safeStart?: SafeStartSettings;
 }
 
 /** Receives ejection events (for logs and metrics). */
@@ -39,7 +42,7 @@ export class LoadView {
   #knownModels = new Set<string>();
   #version = 0;
   #synced = false;
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number };
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined };
   readonly #readClock: () => number;
   readonly #ejection: EjectionSettings;
   onEjection: EjectionListener | undefined;
@@ -52,7 +55,7 @@ export class LoadView {
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
-    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity };
+    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart };
     this.#ejection = settings.ejection;
   }
 
@@ -154,7 +157,16 @@ export class LoadView {
     if (sends.length === RECENT_SENDS) sends.shift();
     sends.push(this.#clock.now);
     state.touch();
+    state.safeStart?.sent(state.inFlight);
     return state.sentTotal++;
+  }
+
+  /**
+   * The first response byte of stream `token` (from {@link begin}) arrived
+   * `ttfbMs` after it was sent: how fast the engine starts new work.
+   */
+  firstByte(state: EndpointState, token: number, ttfbMs: number): void {
+    state.safeStart?.firstByte(token, ttfbMs, state.inFlight, state.sentTotal);
   }
 
   /**
@@ -170,6 +182,10 @@ export class LoadView {
     state.touch();
     state.recordCompletion(this.#readClock());
     state.recordOutcome(failure !== undefined);
+    if (state.safeStart !== undefined) {
+      this.tick();
+      state.safeStart.completed(state.inFlight, failure === undefined, state.unscraped);
+    }
     if (failure === undefined) {
       state.consecutiveFailures = 0;
       return;
@@ -228,5 +244,7 @@ export class LoadView {
     state.touch();
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
+    // What the scrape counted of ours: open requests sent before it began.
+    state.safeStart?.scraped(waiting, running, state.inFlight - state.sentSinceScrape, state.learnedCapacity);
   }
 }

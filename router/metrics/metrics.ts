@@ -48,6 +48,8 @@ export interface BackendGauges {
   readonly estimatedWaiting: number;
   readonly loadScore: number;
   readonly ejected: boolean;
+  /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
+  readonly concurrencyLimit?: number | undefined;
 }
 
 /** Read-only facts the metrics need from the rest of the router at scrape time. */
@@ -82,6 +84,11 @@ const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
   { name: 'switchyard_backend_estimated_waiting_requests', help: 'Requests estimated to be queued at the engine (drives saturation).', value: (b) => b.estimatedWaiting },
   { name: 'switchyard_backend_load_score', help: 'Outstanding work over capacity (drives ranking; 1 = full).', value: (b) => b.loadScore },
   { name: 'switchyard_backend_ejected', help: '1 while the endpoint is ejected after repeated failures.', value: (b) => (b.ejected ? 1 : 0) },
+  {
+    name: 'switchyard_backend_concurrency_limit',
+    help: 'Safe-start limit on the requests this router keeps open to an endpoint of unknown capacity (no series once capacity is configured or the safe start is off).',
+    value: (b) => b.concurrencyLimit,
+  },
 ];
 
 /** Why a retry happened; metric label values. */

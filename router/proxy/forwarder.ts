@@ -33,6 +33,8 @@ export interface ForwardTimeouts {
 export interface LoadRecorder {
   /** Returns a token to pass back to `settle`. */
   begin(state: EndpointState): number;
+  /** A stream's first response body byte arrived `ttfbMs` after the attempt was sent (never for non-streamed requests, whose first byte is the whole answer). */
+  firstByte(state: EndpointState, token: number, ttfbMs: number): void;
   settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void;
 }
 
@@ -242,6 +244,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   readonly loadToken: number;
   /** A retry holds a slot of the retry budget until it settles. */
   readonly isRetry: boolean;
+  /** `performance.now()` when the attempt was sent. */
+  readonly sentAt = performance.now();
   controller: Dispatcher.DispatchController | undefined;
   responseStarted = false;
   status = 0;
@@ -283,7 +287,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     const res = exchange.request.res;
     if (!exchange.committed) {
       exchange.firstByteAt = performance.now();
-      if (exchange.request.stream) this.clearDeadline();
+      if (exchange.request.stream) {
+        this.clearDeadline();
+        // An error answer comes fast whatever the engine's load: only a started stream says it keeps up.
+        if (this.status < 300) exchange.deps.load.firstByte(this.target, this.loadToken, exchange.firstByteAt - this.sentAt);
+      }
       exchange.writeHead(this.status, this.headers ?? {});
     }
     if (chunk.length >= 2) exchange.tail = chunk.toString('latin1', chunk.length - 2);

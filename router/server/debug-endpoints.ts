@@ -47,6 +47,8 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
           capacity: state.capacity ?? null,
           capacitySource: state.endpoint.capacity !== undefined ? 'configured' : state.learnedCapacity !== undefined ? 'learned' : 'unknown',
           sentSinceScrape: state.sentSinceScrape,
+          // The safe-start limit while it is in force (no configured capacity), else null.
+          safeStart: state.concurrencyLimit === undefined ? null : (state.safeStart?.status ?? null),
         },
         scrape: {
           stale: state.stale,

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Endpoint } from '../../discovery/endpoint.ts';
+import { isSaturated } from '../admission/saturation.ts';
+import { LoadView } from './load-view.ts';
+import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
+
+const SETTINGS: SafeStartSettings = { enabled: true, initialLimit: 4, queueBudget: 5, ttfbTolerance: 2 };
+
+/** Sends until the limit is reached, as admission would. */
+function fill(limit: SafeStartLimit, inFlight = 0): number {
+  while (inFlight < limit.value) limit.sent(++inFlight);
+  return inFlight;
+}
+
+/** A scrape interval in which this replica used its whole limit, then the scrape; returns the limit after it. */
+function busy(limit: SafeStartLimit, waiting: number, running: number, own: number, learned?: number): number {
+  fill(limit);
+  limit.scraped(waiting, running, own, learned);
+  return limit.value;
+}
+
+describe('safe start limit', () => {
+  it('starts at the initial limit and grows only after two scrapes without a queue, each after the limit was in use', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    assert.equal(limit.value, 4);
+    limit.scraped(0, 0, 0, undefined);
+    limit.scraped(0, 1, 1, undefined);
+    assert.equal(limit.value, 4, 'one request open: the traffic, not the engine, limited');
+    assert.equal(busy(limit, 0, 4, 4), 4, 'one quiet scrape may be the moment before other replicas\' requests arrive');
+    assert.equal(busy(limit, 0, 4, 4), 9, 'the larger of x1.5 and the whole queue budget (the only sender)');
+    assert.equal(busy(limit, 0, 9, 9), 14);
+    assert.equal(busy(limit, 0, 14, 14), 21, 'x1.5 once that is more than the budget');
+    assert.equal(limit.phase, 'slow-start');
+  });
+
+  it('does not grow at a scrape that catches the engine draining between two waves of a burst', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    busy(limit, 0, 4, 4);
+    assert.equal(busy(limit, 0, 8, 4), 6, 'grew: 8 running after 4');
+    assert.equal(busy(limit, 0, 3, 3), 6, '3 running after 8: draining');
+    assert.equal(busy(limit, 0, 6, 6), 6, 'the count starts again');
+  });
+
+  it('learns nothing from a scrape that shows fewer requests than it counted there (answers on their way back)', () => {
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
+    busy(limit, 0, 8, 9);
+    assert.equal(busy(limit, 0, 8, 9), 9);
+    assert.equal(busy(limit, 0, 2, 9), 9, 'nor does it end the quiet spell');
+  });
+
+  it('grows from what the engine ran of its requests, not from the limit (some are on their way)', () => {
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
+    busy(limit, 0, 9, 8);
+    assert.equal(busy(limit, 0, 9, 8), 12, '8 of ours + 8/9 of the budget, not 9 x 1.5');
+  });
+
+  it('grows by its share of the queue budget when other senders fill the engine too', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    busy(limit, 0, 12, 4);
+    assert.equal(busy(limit, 0, 12, 4), 6, 'x1.5 beats a third of the budget');
+  });
+
+  it('at a scrape that shows a queue, cuts back to its share of running + budget: three replicas together hold what the engine takes', () => {
+    const replicas = [4, 4, 4].map(() => new SafeStartLimit(SETTINGS));
+    for (const r of replicas) fill(r);
+    // A 4-slot engine, three replicas with 4 each: 4 running, 8 waiting.
+    for (const r of replicas) r.scraped(8, 4, 4, 4);
+    const total = replicas.reduce((sum, r) => sum + r.value, 0);
+    assert.equal(total, 9, 'the engine takes 4 + 5 queued');
+    assert.ok(replicas.every((r) => r.phase === 'learned'));
+    const alone = new SafeStartLimit({ ...SETTINGS, initialLimit: 20 });
+    fill(alone);
+    alone.scraped(2, 8, 10, 8);
+    assert.equal(alone.value, 13, 'the only sender: all of running + budget');
+    const below = new SafeStartLimit(SETTINGS);
+    fill(below);
+    below.scraped(2, 8, 10, 8);
+    assert.equal(below.value, 4, 'a queue never raises the limit');
+    const idle = new SafeStartLimit({ ...SETTINGS, initialLimit: 50 });
+    idle.scraped(3, 8, 0, 8);
+    assert.equal(idle.value, 13, 'no request of ours counted: keep the limit, within running + budget');
+  });
+
+  it('after the hand-over, grows only at scrapes, and not past learned capacity + budget', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    fill(limit);
+    limit.scraped(1, 8, 4, 8);
+    assert.equal(limit.value, 4, '4 of the 9 counted were ours: 4/9 of 8 running + 5 queued is more than 4');
+    for (let token = 0; token < 5; token++) limit.firstByte(token, token === 0 ? 10 : 5_000, 4, 20);
+    assert.equal(limit.value, 4, 'time to first byte no longer moves the limit');
+    fill(limit);
+    limit.scraped(0, 8, 4, 8);
+    assert.equal(limit.value, 4, 'one scrape without a queue right after one with a queue can catch a full engine between two requests');
+    const steps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      fill(limit);
+      limit.scraped(0, 8, Math.min(8, limit.value), 8);
+      steps.push(limit.value);
+    }
+    assert.deepEqual(steps, [6, 9, 13, 13, 13, 13], 'at the second quiet scrape, steps of its share of the budget, capped at learned capacity 8 + budget 5');
+  });
+
+  it('after the hand-over, three replicas growing at the same scrapes stay within learned capacity + budget together', () => {
+    // Clients keep every replica at its limit on one engine; each round is one scrape interval.
+    const run = (slots: number) => {
+      const replicas = [0, 1, 2].map(() => new SafeStartLimit(SETTINGS));
+      const queued: number[] = [];
+      let learned: number | undefined;
+      for (let round = 0; round < 8; round++) {
+        const total = replicas.reduce((sum, r) => sum + r.value, 0);
+        const [waiting, running] = [Math.max(0, total - slots), Math.min(total, slots)];
+        if (waiting > 0) learned = running;
+        queued.push(waiting);
+        for (const r of replicas) {
+          fill(r);
+          r.scraped(waiting, running, r.value, learned);
+        }
+      }
+      return queued;
+    };
+    assert.deepEqual(run(8), [4, 4, 4, 4, 4, 4, 4, 4], '3 x 4 on 8 slots: 4 queued, within its third of 8 + 5 each');
+    assert.deepEqual(run(16), [0, 0, 2, 2, 2, 2, 2, 2], '3 x 4 on 16 slots: x1.5 each after two quiet scrapes, then a queue stops growth');
+    assert.deepEqual(run(1_000).slice(0, 4), [0, 0, 0, 0], 'a big engine takes the growth');
+  });
+
+  it('slow start: a stream that starts fast while the limit is in use adds one', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    let inFlight = fill(limit);
+    for (let token = 0; token < 4; token++) limit.firstByte(token, 40, inFlight, 4);
+    assert.equal(limit.value, 8);
+    inFlight = 1;
+    limit.firstByte(4, 40, inFlight, 5);
+    assert.equal(limit.value, 8, 'one of 8 open: nothing learned');
+  });
+
+  it('backs off once per window when most recent streams start late, then grows only at scrapes', () => {
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 16 });
+    const inFlight = fill(limit);
+    let token = 0;
+    for (; token < 5; token++) limit.firstByte(token, 100, inFlight, 16);
+    assert.equal(limit.value, 21, 'five fast starts');
+    limit.firstByte(token++, 900, inFlight, 22);
+    assert.equal(limit.value, 21, 'one slow stream (a long prompt) is no queue');
+    limit.firstByte(token++, 900, inFlight, 22);
+    limit.firstByte(token++, 900, inFlight, 22);
+    assert.equal(limit.value, 10, 'most of the last five late (threshold 2 x 100 + 50 ms): halve');
+    assert.equal(limit.phase, 'probing');
+    limit.firstByte(token, 900, inFlight, 22);
+    assert.equal(limit.value, 10, 'requests sent before the backoff do not count again');
+    limit.firstByte(22, 900, inFlight, 30);
+    assert.equal(limit.value, 5, 'one sent after it does');
+    fill(limit, 0);
+    limit.scraped(0, 5, 5, undefined);
+    assert.equal(limit.value, 5, 'no growth while streams still start late');
+    for (let i = 0; i < 5; i++) limit.firstByte(30 + i, 100, 5, 40);
+    assert.equal(limit.value, 5, 'fast starts no longer add one each');
+    fill(limit, 0);
+    limit.scraped(0, 5, 5, undefined);
+    assert.equal(limit.value, 10);
+  });
+
+  it('grows by completions when the engine cannot be scraped', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    fill(limit);
+    limit.completed(3, true, false);
+    assert.equal(limit.value, 4, 'scrapes pace growth while they work');
+    limit.completed(3, true, true);
+    limit.completed(3, false, true);
+    assert.equal(limit.value, 5, 'a success while the limit is in use adds one; a failure does not');
+  });
+});
+
+describe('safe start in the load view', () => {
+  const endpoint = (id: string, capacity?: number): Endpoint => ({ id, url: `http://127.0.0.1:${1000 + id.length}`, models: ['m'], labels: {}, ready: true, draining: false, ...(capacity === undefined ? {} : { capacity }) });
+  const thresholds = { maxWaiting: 5, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
+  const gauges = (waiting: number, running: number) => new Map([['m', { waiting, running, kvCacheUsage: undefined }]]);
+
+  function fixture() {
+    const clock = { now: 1_000_000 };
+    const view = new LoadView(
+      { maxScrapeAgeMs: 3_000, defaultCapacity: 256, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 }, safeStart: SETTINGS },
+      () => clock.now,
+    );
+    view.update({ version: 1, endpoints: [endpoint('unknown'), endpoint('configured', 64)] });
+    const [unknown, configured] = [...view.all()] as [ReturnType<typeof view.candidates>[number], ReturnType<typeof view.candidates>[number]];
+    return { clock, view, unknown, configured };
+  }
+
+  it('calls an endpoint of unknown capacity saturated at its limit; configured capacity wins', () => {
+    const { view, unknown, configured } = fixture();
+    view.markScrapeStart(unknown);
+    view.recordScrape(unknown, gauges(0, 0));
+    for (let i = 0; i < 4; i++) {
+      assert.equal(isSaturated(unknown, thresholds), false);
+      view.begin(unknown);
+    }
+    assert.equal(unknown.concurrencyLimit, 4);
+    assert.equal(isSaturated(unknown, thresholds), true, 'four open, no queue anywhere: the safe start holds the fifth back');
+    for (let i = 0; i < 40; i++) view.begin(configured);
+    assert.equal(configured.concurrencyLimit, undefined);
+    assert.equal(isSaturated(configured, thresholds), false);
+  });
+
+  it('tells the limit what share of the scraped engine load was its own', () => {
+    const { view, unknown, clock } = fixture();
+    let tokens: number[] = [];
+    for (let interval = 0; interval < 2; interval++) {
+      for (const token of tokens) view.settle(unknown, token);
+      tokens = Array.from({ length: 4 }, () => view.begin(unknown));
+      clock.now += 100; // sent well before the scrape began: it counted them
+      view.markScrapeStart(unknown);
+      view.recordScrape(unknown, gauges(0, 8));
+    }
+    assert.equal(unknown.concurrencyLimit, 6, 'half the engine was ours, twice: 4 + half the budget');
+    for (const token of tokens) view.settle(unknown, token);
+    for (let i = 0; i < 6; i++) view.begin(unknown);
+    clock.now += 100;
+    view.markScrapeStart(unknown);
+    view.recordScrape(unknown, gauges(10, 8));
+    assert.equal(unknown.learnedCapacity, 8);
+    assert.equal(unknown.concurrencyLimit, Math.floor((8 + 5) * (6 / 18)), 'a queue: our third of running + budget');
+  });
+
+  it('feeds streams\' time to first byte to the limit', () => {
+    const { view, unknown } = fixture();
+    const tokens = Array.from({ length: 4 }, () => view.begin(unknown));
+    for (const token of tokens) view.firstByte(unknown, token, 30);
+    assert.equal(unknown.concurrencyLimit, 8);
+    assert.equal(unknown.safeStart?.status.ttfbBaselineMs, 30);
+  });
+});

@@ -1,0 +1,234 @@
+/**
+ * The safe start: a limit on the requests this replica keeps open to an
+ * engine whose capacity nobody configured, for as long as scrapes have not
+ * shown what the engine can take.
+ *
+ * The failure it prevents: estimated waiting is 0 for an engine of unknown
+ * capacity until a scrape shows a queue, so a router fresh from a rollout,
+ * scale-up or restart forwarded the first burst whole (`ab -n 10000 -c 2000`
+ * put ~2,000 requests into small engines before shedding began) and, with a
+ * router queue configured, left the backlog in the engines' queues instead of
+ * its own, where priorities and deadlines apply. So the limit starts small and
+ * grows only on evidence that the engine keeps up, in the spirit of TCP slow
+ * start and adaptive concurrency limits:
+ *
+ * - **Grow** at each scrape that, like the one before, shows no queue and
+ *   no fewer running than the one before, after scrape intervals in which
+ *   this replica used its whole limit and streams' time to first byte
+ *   stayed near the engine's unloaded value: ×1.5, or by this replica's
+ *   share of the queue budget, whichever is more. Until the first backoff,
+ *   each stream whose first byte comes as fast also adds one (slow start).
+ * - **Back off** when a scrape shows a queue: the limit falls to this
+ *   replica's share of what the engine runs plus the queue budget (if it was
+ *   above), where the share is the part of the engine's requests the scrape
+ *   counted as ours.
+ *   Every replica sees the same scrape, so together they cut back to what
+ *   the engine holds instead of each taking the whole budget; and when a
+ *   stream's first byte comes well above the unloaded value, as did most of
+ *   the last few, halve (once per window of requests, as TCP does once per
+ *   round trip).
+ * - **Hand over** once a queue has shown the engine full: from then on
+ *   scrapes and the learned capacity govern; the limit only steps, at quiet
+ *   scrapes, toward this replica's share of learned capacity plus queue
+ *   budget. Configured
+ *   capacity disables the limit altogether (the endpoint state decides).
+ *
+ * Growth is paced by scrapes, which every replica sees, not by completions,
+ * which each replica sees alone: three replicas would otherwise each grow on
+ * their own completions and triple the flood. Non-streamed answers' first
+ * byte is the whole answer, whose length depends on `max_tokens`, so only
+ * streams feed the time-to-first-byte signals. Engines whose metrics cannot
+ * be scraped (growth by scrapes impossible) grow by one per successful
+ * completion instead, once the endpoint has gone a whole scrape max-age
+ * without a scrape.
+ *
+ * Nothing here reads a clock; the load view calls it at send, first byte,
+ * settle and scrape.
+ */
+
+/** Safe-start settings (from `load.safeStart` and `admission.maxWaiting`). */
+export interface SafeStartSettings {
+  readonly enabled: boolean;
+  /** Requests this replica may have open to a new endpoint of unknown capacity (≥ 1). */
+  readonly initialLimit: number;
+  /** Requests the router may leave queued in an engine: `admission.maxWaiting` (≥ 0). */
+  readonly queueBudget: number;
+  /** A stream's time to first byte above this multiple of the engine's unloaded value means the engine fell behind (> 1). */
+  readonly ttfbTolerance: number;
+}
+
+/**
+ * Where the limit is: `slow-start` (grows on every fast first byte and each
+ * scrape), `probing` (after a backoff: grows at scrapes only), `learned`
+ * (a scrape showed the engine full: the limit follows scrapes and learned
+ * capacity).
+ */
+export type SafeStartPhase = 'slow-start' | 'probing' | 'learned';
+
+/** What `/debug/endpoints` shows of the limit. */
+export interface SafeStartStatus {
+  readonly limit: number;
+  readonly phase: SafeStartPhase;
+  /** Unloaded time to first byte of streams (ms), once seen. */
+  readonly ttfbBaselineMs: number | null;
+  /** Median of the last few streams' time to first byte (ms), once seen. */
+  readonly ttfbRecentMs: number | null;
+}
+
+/** Never below this: an engine always gets one request. */
+const MIN_LIMIT = 1;
+/** Scrapes in a row, each after an interval that used the whole limit, without a queue or a drop in running, that growth needs. */
+const QUIET_SCRAPES = 2;
+/** Growth factor per scrape that shows no queue. */
+const GROWTH = 1.5;
+/** Factor applied when first bytes come late. */
+const BACKOFF = 0.5;
+/**
+ * Added to the tolerance (ms): the router measures time to first byte on its
+ * own event loop, whose hiccups (tens of ms under a connection ramp) and timer
+ * granularity must not read as an engine falling behind.
+ */
+const TTFB_SLACK_MS = 50;
+/** Streams whose time to first byte the recent value is the median of. */
+const RECENT = 5;
+/** How far the baseline moves toward a higher recent value per sample, so a lasting change of traffic (longer prompts) is adopted. */
+const BASELINE_DRIFT = 0.01;
+
+/** The safe-start limit of one endpoint, in requests this replica has open to it. */
+export class SafeStartLimit {
+  readonly #settings: SafeStartSettings;
+  #limit: number;
+  #phase: SafeStartPhase = 'slow-start';
+  /** This replica reached the limit since the last scrape: growing is warranted only then. */
+  #reached = false;
+  /** Scrapes in a row, up to now, after intervals that used the whole limit, that showed no queue and no fewer running than the one before. */
+  #quietScrapes = 0;
+  /** Requests the engine ran at the last scrape. */
+  #runningAtLastScrape = 0;
+  #baselineMs: number | undefined;
+  readonly #recent: number[] = [];
+  /** Late first bytes of requests numbered below this were sent before the last backoff, which already answered them. */
+  #backoffBefore = 0;
+
+  constructor(settings: SafeStartSettings) {
+    this.#settings = settings;
+    this.#limit = Math.max(MIN_LIMIT, settings.initialLimit);
+  }
+
+  /** The limit now (whole requests, ≥ 1). */
+  get value(): number {
+    return Math.max(MIN_LIMIT, Math.floor(this.#limit));
+  }
+
+  get phase(): SafeStartPhase {
+    return this.#phase;
+  }
+
+  get status(): SafeStartStatus {
+    return { limit: this.value, phase: this.#phase, ttfbBaselineMs: this.#baselineMs ?? null, ttfbRecentMs: this.#recentMs() ?? null };
+  }
+
+  /** A request was sent; `inFlight` counts it. */
+  sent(inFlight: number): void {
+    if (inFlight >= this.value) this.#reached = true;
+  }
+
+  /**
+   * A stream's first byte came `ttfbMs` after it was sent. `token` numbers
+   * the request (the load view's send counter), `nextToken` is the number the
+   * next request will get, `inFlight` the requests open now.
+   */
+  firstByte(token: number, ttfbMs: number, inFlight: number, nextToken: number): void {
+    this.#observeTtfb(ttfbMs);
+    if (this.#phase === 'learned') return;
+    if (ttfbMs > this.#threshold()) {
+      // One slow stream (a long prompt) is no queue; most of the last few being slow is.
+      if (token < this.#backoffBefore || this.#ttfbOk()) return;
+      this.#limit = Math.max(MIN_LIMIT, this.#limit * BACKOFF);
+      this.#backoffBefore = nextToken;
+      this.#phase = 'probing';
+      return;
+    }
+    // An engine that answers a stream this fast had a free batch slot for it.
+    if (this.#phase === 'slow-start' && this.#busy(inFlight)) this.#limit += 1;
+  }
+
+  /**
+   * A request ended. `unscraped`: the engine's metrics have not been read for
+   * a whole scrape max-age, so scrapes cannot pace growth; each success while
+   * the limit is in use then adds one.
+   */
+  completed(inFlight: number, succeeded: boolean, unscraped: boolean): void {
+    if (unscraped && succeeded && this.#phase !== 'learned' && this.#busy(inFlight + 1) && this.#ttfbOk()) this.#limit += 1;
+  }
+
+  /**
+   * A scrape arrived: the engine had `waiting` + `running` requests, `own` of
+   * them this replica's. `learnedCapacity` is the load view's (after this
+   * scrape), if any.
+   */
+  scraped(waiting: number, running: number, own: number, learnedCapacity: number | undefined): void {
+    const total = waiting + running;
+    const share = total > 0 ? Math.min(1, own / total) : 1;
+    const budget = this.#settings.queueBudget;
+    if (waiting > 0) {
+      // Full: it runs `running` and may queue the budget, shared by whoever sends to it. Only ever a
+      // cut: the share is an estimate (requests on their way to or from the engine count as ours but
+      // not as its), and a queue is never a reason to send more.
+      this.#phase = 'learned';
+      const whole = running + budget;
+      this.#limit = Math.max(MIN_LIMIT, Math.min(this.#limit, own > 0 ? whole * share : whole));
+    }
+    // A queue, or fewer running than before, ends a quiet spell. A scrape that shows fewer requests
+    // than this replica has counted at the engine (some are finished, their answers on the way) or
+    // follows an interval that did not use the whole limit says nothing either way.
+    if (waiting > 0) this.#quietScrapes = 0;
+    else if (own <= total && running < this.#runningAtLastScrape) this.#quietScrapes = 0;
+    else if (own <= total && this.#reached) this.#quietScrapes++;
+    if (waiting === 0 && this.#reached && this.#quietScrapes >= QUIET_SCRAPES && this.#ttfbOk()) {
+      // One quiet scrape can catch a full engine between a finished request and the next, between two
+      // waves of a burst (identical requests start and end together), or before other replicas' first
+      // requests of a burst arrived.
+      // Grow from what the engine showed of ours, not from the limit: requests on their way to or
+      // from it count against the limit but not as its load.
+      const base = Math.min(this.#limit, total * share);
+      this.#limit =
+        learnedCapacity === undefined
+          ? Math.max(this.#limit, base * GROWTH, base + budget * share)
+          : // Known capacity: step by this replica's share of the budget, up to its share of capacity + budget.
+            Math.max(this.#limit, Math.min(base + budget * share, (learnedCapacity + budget) * share));
+    }
+    if (learnedCapacity !== undefined) this.#phase = 'learned';
+    this.#reached = false;
+    this.#runningAtLastScrape = running;
+  }
+
+  /** At least half the limit is in use: otherwise the traffic, not the engine, is what limits, and nothing was learned. */
+  #busy(inFlight: number): boolean {
+    return inFlight * 2 >= this.value;
+  }
+
+  #threshold(): number {
+    return (this.#baselineMs ?? Number.POSITIVE_INFINITY) * this.#settings.ttfbTolerance + TTFB_SLACK_MS;
+  }
+
+  #ttfbOk(): boolean {
+    const recent = this.#recentMs();
+    return recent === undefined || this.#phase === 'learned' || recent <= this.#threshold();
+  }
+
+  #recentMs(): number | undefined {
+    if (this.#recent.length === 0) return undefined;
+    const sorted = [...this.#recent].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  }
+
+  #observeTtfb(ms: number): void {
+    if (this.#recent.length === RECENT) this.#recent.shift();
+    this.#recent.push(ms);
+    const recent = this.#recentMs() as number;
+    // The baseline is the lowest typical value seen (the median resists single fast outliers).
+    if (this.#baselineMs === undefined || recent < this.#baselineMs) this.#baselineMs = recent;
+    else this.#baselineMs += BASELINE_DRIFT * (recent - this.#baselineMs);
+  }
+}
