@@ -72,6 +72,13 @@ const SCENARIOS: readonly ScenarioEntry[] = [
       'One router at its defaults (`--max-old-space-size=384`, as the Helm chart runs it) in a memory cgroup of 1 GiB without swap, under 10,000 idle keep-alive sockets, then 8,000 open streams, then 40 connections flooding 33 MB bodies (declared and chunked, fast and slow), all at once; scaled to the open-file limit where it cannot be raised, with the named mix projected from the measured cost per socket and stream. Bars: peak charge (socket buffers included) under the limit, no OOM kill, the router alive, `/livez` answered throughout, no stream failed, idle sockets held, every flood body answered with a status, buffered bodies within the budget.',
     run: async (argv) => (await import('../scenarios/memory-limit.ts')).memoryLimit(argv),
   },
+  {
+    name: 'cold-start',
+    title: 'Cold start: a burst at routers that know nothing yet',
+    about:
+      'Routers started cold with no capacity configured, hit at once by 2,000 closed-loop clients sending 10,000 small non-streamed requests (`ab -n 10000 -c 2000`) against three 8-slot engines; 1 router and 3 behind nginx round-robin, without and with a router queue (2,000, 30 s), and the same with the true capacity configured. Engine queues sampled every 100 ms. Then 8,000 long streams arriving over 3 s through one router to engines with room for all. Bars: every engine\'s `num_requests_waiting` ≤ `admission.maxWaiting` in every sample from the first request on, with 1 and 3 replicas; the queued backlog served; zero 5xx and resets; no 429 for event-loop lag; `/livez` answered throughout; every engine fully busy within 3 scrape intervals (queued runs); the stream ramp served whole.',
+    run: async (argv) => (await import('../scenarios/cold-start.ts')).coldStart(argv),
+  },
 ];
 
 const USAGE = `Usage: switchyard bench <scenario> [--quick | --smoke] [--quiet] [--out DIR] [--generators N] [scenario flags]

@@ -1,0 +1,262 @@
+/**
+ * `switchyard bench cold-start`: routers started cold, told nothing about
+ * the engines' capacity, hit at once by the crash report's burst
+ * (`ab -n 10000 -c 2000`: non-streamed chat, closed loop) against small
+ * engines; with 1 and with 3 replicas (behind nginx round-robin, standing in
+ * for a Service), without and with a router queue (2,000
+ * long, 30 s deadline), and the same again with the engines' true capacity
+ * configured. Every engine's queue is sampled every 100 ms from the first
+ * request on (the engines run in this process, so the sample is exact).
+ * Then a ramp of 8,000 long streams over 3 s through one router to engines
+ * with room for all of them, which lag shedding must not turn away.
+ *
+ *   npm run bench -- cold-start [--quick | --smoke]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startNginx } from '../baselines/nginx.ts';
+import { runGenerators, type GeneratorRun } from '../bench/generators.ts';
+import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
+import { lineChart } from '../report/svg-chart.ts';
+import type { EngineSimulator } from '../sim/server.ts';
+import { closeFleet, startFleet, type EngineSpec } from './fleet.ts';
+import { startProbe, type ProbeSampler } from './livez-probe.ts';
+import { measure } from './measure.ts';
+import { Bars, factsLine, ms, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { startEngines, startRouter, stopAll, type System } from './systems.ts';
+
+const MODEL = 'cold-model';
+/**
+ * Small engines: 8 batch slots, ~0.3 s per answer (100 ms to first token, 16 tokens 10 ms apart).
+ * Much shorter answers would spend a good part of their life on the way to and from the engine on
+ * this shared two-core machine, where no scrape sees them: real answers take seconds.
+ */
+const ENGINES: readonly EngineSpec[] = ['A', 'B', 'C'].map((name) => ({ name, maxSeqs: 8, ttftMs: 100, itlMs: 10, outputTokens: 16 }));
+const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: {}, users: 0, checkIds: true };
+const MAX_WAITING = 5;
+const SCRAPE_MS = 250;
+const QUEUE = ['--admission-queue-length', '2000', '--admission-queue-max-wait-ms', '30000'];
+const RAMP_MODEL = 'ramp-model';
+
+const PLANS = {
+  full: { requests: 10_000, concurrency: 2_000, streams: 8_000, rampS: 3, streamTokens: 20 },
+  quick: { requests: 3_000, concurrency: 2_000, streams: 8_000, rampS: 3, streamTokens: 10 },
+  smoke: { requests: 600, concurrency: 200, streams: 500, rampS: 1, streamTokens: 3 },
+} as const;
+type Plan = (typeof PLANS)[keyof typeof PLANS];
+
+interface Variant {
+  readonly capacity: 'unknown' | 'configured';
+  readonly replicas: 1 | 3;
+  readonly queue: boolean;
+}
+
+/** One burst run. Times in ms from the first request an engine received. */
+interface BurstRun extends Variant {
+  readonly run: GeneratorRun;
+  /** Largest `num_requests_waiting` per engine over every 100 ms sample. */
+  readonly maxWaiting: number[];
+  /** When every engine first had all its slots busy; undefined: never during the burst. */
+  readonly allBusyAtMs: number | undefined;
+  readonly seconds: number;
+  readonly errors5xx: number;
+  readonly resets: number;
+  readonly livez: { readonly probes: number; readonly failures: number; readonly maxMs: number };
+  /** 429s by router reason, summed over replicas. */
+  readonly shedReasons: Record<string, number>;
+  /** Max engine waiting per sample, for the chart: [seconds, requests]. */
+  readonly waitingSeries: [number, number][];
+}
+
+/** The label of a variant in tables. */
+const label = (v: Variant) => `${v.capacity === 'unknown' ? 'cold, capacity unknown' : 'capacity configured'}, ${v.replicas} replica${v.replicas === 1 ? '' : 's'}${v.queue ? ', router queue' : ''}`;
+
+/** A config file telling the router each engine's capacity (`load.capacity` is file-only). */
+function capacityFile(dir: string, urls: readonly string[], capacity: number): string {
+  const file = join(dir, `capacity-${capacity}.json`);
+  writeFileSync(file, JSON.stringify({ load: { capacity: Object.fromEntries(urls.map((url) => [url, capacity])) } }));
+  return file;
+}
+
+/** Sums `switchyard_shed_total` by reason from each router's /metrics. */
+async function shedReasons(routers: readonly System[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const router of routers) {
+    const text = await (await fetch(`${router.adminUrl as string}/metrics`)).text();
+    for (const match of text.matchAll(/^switchyard_shed_total\{reason="([^"]+)"[^}]*\} (\d+)/gm)) out[match[1] as string] = (out[match[1] as string] ?? 0) + Number(match[2]);
+  }
+  return out;
+}
+
+async function stopProbes(probes: readonly ProbeSampler[]): Promise<BurstRun['livez']> {
+  const latencies = (await Promise.all(probes.map((p) => p.stop()))).flat();
+  const ok = latencies.filter((l) => l >= 0);
+  return { probes: latencies.length, failures: latencies.length - ok.length, maxMs: ok.length === 0 ? Number.NaN : Math.max(...ok) };
+}
+
+/** Starts the routers of `variant` cold, fires the burst, samples the engines, stops the routers. */
+async function burst(plan: Plan, engines: readonly EngineSimulator[], variant: Variant, configFile: string, quiet: boolean): Promise<BurstRun> {
+  const urls = engines.map((e) => e.url);
+  const args = ['--scrape-interval-ms', String(SCRAPE_MS), '--admission-max-waiting', String(MAX_WAITING), ...(variant.queue ? QUEUE : []), ...(variant.capacity === 'configured' ? ['--config', configFile] : [])];
+  const routers: System[] = [];
+  let spreader: Awaited<ReturnType<typeof startNginx>> | undefined;
+  try {
+    for (let i = 0; i < variant.replicas; i++) routers.push(await startRouter(urls, { name: `switchyard-${i + 1}`, args }));
+    // Replicas behind one spreader, so the burst reaches them all at once as through a Service.
+    if (routers.length > 1) spreader = await startNginx({ upstreams: routers.map((r) => r.url) });
+    const target = spreader?.url ?? (routers[0] as System).url;
+    const probes = routers.map((r) => startProbe(`${r.adminUrl as string}/livez`));
+    const received = () => engines.reduce((sum, e) => sum + e.requests, 0);
+    const before = received();
+    const samples: { at: number; waiting: number[]; running: number[]; started: boolean }[] = [];
+    const sampler = setInterval(() => samples.push({ at: performance.now(), waiting: engines.map((e) => e.scheduler.waiting), running: engines.map((e) => e.scheduler.running), started: received() > before }), 100);
+    const started = performance.now();
+    let run: GeneratorRun;
+    try {
+      const spec: LoadSpec = { target, request: REQUEST, mode: { kind: 'closed', concurrency: plan.concurrency }, warmupMs: 0, requests: plan.requests, idPrefix: 'cold', seed: 11 };
+      run = await runGenerators(spec, { processes: 2, label: label(variant), quiet });
+    } finally {
+      clearInterval(sampler);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const livez = await stopProbes(probes);
+    const reasons = await shedReasons(routers);
+    // From the first request an engine received on: the first sample that saw it, and every one after.
+    const from = samples.findIndex((s) => s.started);
+    const window = from < 0 ? [] : samples.slice(Math.max(0, from - 1));
+    const t0 = window[0]?.at ?? started;
+    const busy = window.find((s) => s.running.every((running, i) => running >= (ENGINES[i] as EngineSpec).maxSeqs));
+    const kinds = Object.entries(run.failureKinds);
+    return {
+      ...variant,
+      run,
+      maxWaiting: engines.map((_, i) => Math.max(0, ...window.map((s) => s.waiting[i] as number))),
+      allBusyAtMs: busy === undefined ? undefined : busy.at - t0,
+      seconds,
+      errors5xx: kinds.filter(([k]) => /^status 5/.test(k)).reduce((n, [, c]) => n + c, 0),
+      resets: kinds.filter(([k]) => k === 'reset' || k === 'refused').reduce((n, [, c]) => n + c, 0),
+      livez,
+      shedReasons: reasons,
+      waitingSeries: window.map((s) => [(s.at - t0) / 1000, Math.max(...s.waiting)]),
+    };
+  } finally {
+    await spreader?.stop();
+    await stopAll(routers);
+  }
+}
+
+/** One ramp of long streams through one router. */
+async function ramp(plan: Plan, capacity: 'unknown' | 'configured', dir: string, quiet: boolean) {
+  const engines = await startEngines(2, RAMP_MODEL, ['--max-seqs', '20000']);
+  let router: System | undefined;
+  try {
+    const args = capacity === 'configured' ? ['--config', capacityFile(dir, engines.urls, 20_000)] : [];
+    router = await startRouter(engines.urls, { args });
+    const probe = startProbe(`${router.adminUrl as string}/livez`);
+    const request: RequestTemplate = { ...REQUEST, model: RAMP_MODEL, stream: true, headers: { 'x-sim-ttft-ms': '50', 'x-sim-itl-ms': '1000', 'x-sim-output-tokens': String(plan.streamTokens) } };
+    const spec = { request, mode: { kind: 'open' as const, ratePerS: plan.streams / plan.rampS, maxConnections: plan.streams }, warmupMs: 0, requests: plan.streams, idPrefix: `ramp-${capacity}`, seed: 5 };
+    const measurement = await measure(router, spec, { processes: 2, quiet }, `${plan.streams} streams over ${plan.rampS} s, capacity ${capacity}`);
+    const livez = await stopProbes([probe]);
+    return { capacity, measurement, livez, shedReasons: await shedReasons([router]) };
+  } finally {
+    await router?.stop();
+    await engines.stop();
+  }
+}
+
+/** Entry point; returns the exit code. */
+export async function coldStart(argv: readonly string[]): Promise<number> {
+  const options = scenarioOptions(argv);
+  const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-cold-'));
+  const engines = await startFleet(MODEL, ENGINES);
+  const runs: BurstRun[] = [];
+  const ramps: Awaited<ReturnType<typeof ramp>>[] = [];
+  try {
+    const configFile = capacityFile(dir, engines.map((e) => e.url), 8);
+    for (const queue of [false, true]) {
+      for (const capacity of ['unknown', 'configured'] as const) {
+        for (const replicas of [1, 3] as const) {
+          const run = await burst(plan, engines, { capacity, replicas, queue }, configFile, options.quiet);
+          console.error(`${label(run)}: engines waiting max ${run.maxWaiting.join('/')}, all busy at ${run.allBusyAtMs === undefined ? 'never' : `${run.allBusyAtMs.toFixed(0)} ms`}, ${run.run.ok} × 200, ${run.run.shed} × 429, ${run.run.failed} failed, ${run.seconds.toFixed(1)} s`);
+          runs.push(run);
+        }
+      }
+    }
+    ramps.push(await ramp(plan, 'configured', dir, options.quiet), await ramp(plan, 'unknown', dir, options.quiet));
+  } finally {
+    await closeFleet(engines);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return report(argv, options, plan, runs, ramps);
+}
+
+function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, plan: Plan, runs: readonly BurstRun[], ramps: readonly Awaited<ReturnType<typeof ramp>>[]): number {
+  const bars = new Bars();
+  const cold = runs.filter((r) => r.capacity === 'unknown');
+  for (const r of cold) {
+    bars.check('correctness', `${label(r)}: every engine's num_requests_waiting ≤ maxWaiting (${MAX_WAITING}) in every 100 ms sample from the first request on`, r.maxWaiting.every((w) => w <= MAX_WAITING), `max ${r.maxWaiting.join('/')}`);
+  }
+  for (const r of cold.filter((r) => r.queue)) {
+    bars.check('correctness', `${label(r)}: the backlog waits in the router queue and is served`, r.run.ok === r.run.measured, `${r.run.ok} of ${r.run.measured} served`);
+  }
+  const failures = cold.reduce((n, r) => n + r.errors5xx + r.resets, 0);
+  bars.check('correctness', 'cold runs: zero 5xx, zero resets, no other failure', failures === 0 && cold.every((r) => r.run.failed === 0), cold.map((r) => `${r.errors5xx}/${r.resets}/${r.run.failed}`).join(', ') + ' (5xx/resets/failed per run)');
+  bars.check('correctness', 'cold runs: no 429 for event-loop lag (start-up work is not overload)', cold.every((r) => (r.shedReasons['event_loop_lag'] ?? 0) === 0), cold.map((r) => r.shedReasons['event_loop_lag'] ?? 0).join(', '));
+  bars.check('correctness', '/livez answered throughout every run', runs.every((r) => r.livez.failures === 0 && r.livez.probes > 0), `max ${ms(Math.max(...runs.map((r) => r.livez.maxMs)))} ms, ${runs.reduce((n, r) => n + r.livez.failures, 0)} failed`);
+  const window = 3 * SCRAPE_MS;
+  for (const r of cold.filter((r) => r.queue)) {
+    bars.check('performance', `${label(r)}: every engine fully busy within 3 scrape intervals (${window} ms) of the first request`, r.allBusyAtMs !== undefined && r.allBusyAtMs <= window, r.allBusyAtMs === undefined ? 'never' : `${r.allBusyAtMs.toFixed(0)} ms`);
+  }
+  for (const r of ramps.filter((r) => r.capacity === 'configured')) {
+    const m = r.measurement;
+    bars.check('correctness', `ramp: ${plan.streams} long streams over ${plan.rampS} s all served, none shed for event-loop lag`, m.run.ok === plan.streams && (r.shedReasons['event_loop_lag'] ?? 0) === 0, `${m.run.ok} served, ${m.run.shed} shed (${JSON.stringify(r.shedReasons)}), ${m.run.failed} failed`);
+    bars.check('performance', 'ramp: router RSS < 1 GiB', m.peakRss < 2 ** 30, `${(m.peakRss / 2 ** 20).toFixed(0)} MiB`);
+  }
+
+  const facts = runFacts(`npm run bench -- cold-start ${argv.join(' ')}`.trim());
+  const row = (r: BurstRun) =>
+    `| ${label(r)} | ${r.maxWaiting.join('/')} | ${r.allBusyAtMs === undefined ? 'never' : ms(r.allBusyAtMs)} | ${r.run.ok} | ${r.run.shed} | ${Object.entries(r.shedReasons).map(([k, n]) => `${k} ${n}`).join(', ') || '-'} | ${r.errors5xx} | ${r.resets} | ${r.run.failed} | ${ms(r.livez.maxMs)} | ${r.seconds.toFixed(1)} |`;
+  const rampRow = (r: (typeof ramps)[number]) => {
+    const m = r.measurement;
+    return `| ${r.capacity} | ${m.run.ok} | ${m.run.shed} | ${Object.entries(r.shedReasons).map(([k, n]) => `${k} ${n}`).join(', ') || '-'} | ${m.run.failed} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${ms(r.livez.maxMs)} | ${(m.peakRss / 2 ** 20).toFixed(0)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
+  };
+  const markdown = [
+    factsLine(facts),
+    '',
+    `3 engine simulators in the harness process (8 slots each, ~0.3 s per answer); router processes started cold for every run (scrape every ${SCRAPE_MS} ms, \`admission.maxWaiting\` ${MAX_WAITING}, defaults otherwise), load from ${plan.concurrency} closed-loop clients sending ${plan.requests} small non-streamed chat requests, split evenly over the replicas. "Capacity configured" tells the routers the engines' 8 slots (\`load.capacity\`). Engine queues sampled every 100 ms from the first request an engine received; "all busy" is the first sample with every slot of every engine running.`,
+    '',
+    bars.markdown(options.smoke),
+    '',
+    '| run | max engine waiting | all busy at ms | 200 | 429 | 429 reasons | 5xx | resets | failed | /livez max ms | s |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...runs.map(row),
+    '',
+    `Ramp: ${plan.streams} streams (${plan.streamTokens} tokens 1 s apart) arriving over ${plan.rampS} s through one router to 2 engine processes with 20,000 slots each; "configured" tells the router so, "unknown" leaves it to the safe start.`,
+    '',
+    '| capacity | served | 429 | 429 reasons | failed | TTFT p50 ms | TTFT p99 ms | /livez max ms | router peak RSS MiB | load generator |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...ramps.map(rampRow),
+    '',
+    'Chart: `cold-start-queues.svg` (the longest engine queue over the burst, per run).',
+  ].join('\n');
+  const chart = lineChart({
+    title: 'Cold start: longest engine queue during the burst',
+    xLabel: 'seconds from the first request',
+    yLabel: 'requests waiting in the engine (max over engines)',
+    series: runs.filter((r) => !r.queue || r.capacity === 'unknown').map((r) => ({ name: label(r), dashed: r.capacity === 'configured', points: r.waitingSeries })),
+    thresholds: [{ label: `maxWaiting ${MAX_WAITING}`, y: MAX_WAITING }],
+  });
+  const data = {
+    plan,
+    engines: ENGINES,
+    bars: bars.list,
+    runs: runs.map(({ run, ...rest }) => ({ ...rest, run: { ok: run.ok, shed: run.shed, failed: run.failed, failureKinds: run.failureKinds } })),
+    ramps: ramps.map((r) => ({ ...r, measurement: withoutHistograms(r.measurement) })),
+  };
+  writeResults(options.out, 'cold-start', facts, data, markdown, [{ name: 'queues', svg: chart }]);
+  return bars.pass(options.smoke) ? 0 : 1;
+}
+
+runIfMain(import.meta.url, coldStart);
