@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest, Agent } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EventLoopLagMonitor } from '../admission/event-loop-lag.ts';
 import { errorOf, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
@@ -143,22 +143,24 @@ describe('router-wide caps', () => {
     for (const stream of await Promise.all(streams)) assert.equal(sseData(stream.body).at(-1), '[DONE]');
   });
 
-  it('answers 429 with Connection: close over the connection cap', async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+  it('answers 429 with Connection: close over the connection cap when no connection is idle', async () => {
+    // Five connections each in the middle of a request (headers sent, body not yet): none is idle.
+    const busy = await Promise.all(
+      Array.from({ length: 5 }, () => new Promise<Socket>((resolve) => {
+        const socket = connect(Number(new URL(fleet.base).port), '127.0.0.1', () => {
+          socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: r\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{');
+          resolve(socket);
+        });
+        socket.on('error', () => {});
+      })),
+    );
     try {
-      // Five idle keep-alive connections, then a request on a sixth.
-      await Promise.all(
-        Array.from({ length: 5 }, () => new Promise<void>((resolve, reject) => {
-          const req = httpRequest(`${fleet.base}/livez`, { agent }, (res) => res.resume().on('end', () => resolve()));
-          req.on('error', reject);
-          req.end();
-        })),
-      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
       const response = await postJson(`${fleet.base}/v1/chat/completions`, chat);
       assert.equal(response.status, 429);
       assert.equal(response.headers['connection'], 'close');
     } finally {
-      agent.destroy();
+      for (const socket of busy) socket.destroy();
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, chat)).status, 200, 'admitted again once connections close');

@@ -25,6 +25,13 @@ const open = (port: number) =>
     const socket = connect(port, '127.0.0.1', () => resolve(socket));
   });
 
+/** A keep-alive connection that has had one request answered and now idles. */
+const answered = (port: number) =>
+  new Promise<Socket>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n'));
+    socket.once('data', () => resolve(socket));
+  });
+
 const get = (port: number) =>
   new Promise<string>((resolve, reject) => {
     const req = request({ port, host: '127.0.0.1', path: '/', agent: false }, (res) => {
@@ -42,12 +49,14 @@ describe('connection guard', () => {
   it('at the cap, evicts the longest-idle connection to let a newcomer in', async () => {
     const guard = new ConnectionGuard({ maxConnections: 3, maxPerClient: 0 });
     const server = await serve(guard);
-    const idle = [await open(server.port), await open(server.port), await open(server.port)];
+    const fresh = await open(server.port); // connected, first request not sent yet: never evicted
+    const idle = [await answered(server.port), await answered(server.port)];
     assert.equal(await get(server.port), 'ok');
     await closed(idle[0] as Socket);
     assert.equal(guard.evicted, 1);
     assert.equal((idle[1] as Socket).destroyed, false);
-    for (const socket of idle) socket.destroy();
+    assert.equal(fresh.destroyed, false);
+    for (const socket of [fresh, ...idle]) socket.destroy();
     await server.close();
   });
 

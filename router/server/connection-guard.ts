@@ -4,8 +4,10 @@
  * for the whole keep-alive timeout (650 s), so a client could open sockets,
  * send nothing more, and leave every newcomer a 429. Rules:
  * - At the cap, a new connection evicts the longest-idle keep-alive
- *   connection (one with no request in progress): closing an idle socket
- *   loses no request, and is what its keep-alive timeout would do anyway.
+ *   connection (one that has been answered and has no request in progress):
+ *   closing it loses no request, and is what its keep-alive timeout would do
+ *   anyway. A connection that has not sent its first request yet is not
+ *   idle: its request may be on the wire (the headers timeout bounds it).
  * - Optionally, one client address may hold at most `maxPerClient`
  *   connections; requests on the ones beyond get 429 and their connection
  *   closes (never a reset). Off by default: clients behind one proxy or NAT
@@ -25,7 +27,7 @@ export interface ConnectionGuardLimits {
 /** Tracks the traffic port's connections: count, idleness, per-address share. */
 export class ConnectionGuard {
   readonly #limits: ConnectionGuardLimits;
-  /** Idle connections, longest-idle first (a Set iterates in insertion order). */
+  /** Answered connections with no request in progress, longest-idle first (a Set iterates in insertion order). */
   readonly #idle = new Set<Socket>();
   readonly #perClient = new Map<string, number>();
   readonly #overLimit = new WeakSet<Socket>();
@@ -56,7 +58,6 @@ export class ConnectionGuard {
       this.#perClient.set(address, held);
       if (held > this.#limits.maxPerClient) this.#overLimit.add(socket);
     }
-    this.#idle.add(socket);
     socket.once('close', () => {
       this.#count--;
       this.#idle.delete(socket);
