@@ -82,12 +82,30 @@ describe('upstream faults', () => {
   });
 
   it('passes an engine 500 through unchanged and counts it', async () => {
+    const relayed = /^switchyard_upstream_errors_total\{.*kind="status_5xx"/;
+    const before = await metricValue(fleet, relayed);
     const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-fail-rate': '1' });
     assert.equal(response.status, 500);
     assert.equal((JSON.parse(response.body.toString('utf8')) as { type: string }).type, 'InternalServerError');
     // A 5xx answer is the engine's, passed through; it counts on the endpoint's health.
     const state = [...fleet.router.view.all()][0];
     assert.equal(state?.lastFailureKind, 'status_5xx');
+    // And in the metric the router-caused 5xx alert subtracts from all 5xx answers.
+    assert.equal(await metricValue(fleet, relayed), before + 1);
+  });
+
+  it('times the first token of streamed 2xx answers only, and exports what the alert rules read', async () => {
+    const ttft = /^switchyard_time_to_first_token_seconds_count\{.*model="m-faults"/;
+    const before = await metricValue(fleet, ttft);
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }))).status, 200);
+    assert.equal(await metricValue(fleet, ttft), before + 1);
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, body())).status, 200);
+    assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }), { 'x-sim-fail-rate': '1' })).status, 500);
+    assert.equal(await metricValue(fleet, ttft), before + 1, 'neither a non-streamed answer nor an engine error is a first token');
+    assert.equal(await metricValue(fleet, /^switchyard_model_ready_endpoints\{model="m-faults"\}/), 1);
+    assert.equal(await metricValue(fleet, /^switchyard_backend_routable\{/), 1);
+    const age = await metricValue(fleet, /^switchyard_backend_scrape_age_seconds\{/);
+    assert.ok(age >= 0 && age < 10, `scrape age ${age} s`);
   });
 });
 

@@ -62,3 +62,75 @@ describe('router metrics: backend series follow endpoint lifetime', () => {
     ]);
   });
 });
+
+/** A backend as the load view reports it, with what the alerts read. */
+function backend(id: string, over: Partial<BackendGauges> = {}): BackendGauges {
+  return {
+    id,
+    inFlight: 0,
+    scraped: undefined,
+    stale: false,
+    estimatedWaiting: 0,
+    loadScore: 0,
+    ejected: false,
+    scrapeAgeMs: 0,
+    routable: true,
+    endpoint: { models: ['m'] },
+    ...over,
+  };
+}
+
+describe('router metrics: what the alert rules read', () => {
+  it('exports scrape age in seconds and routability per backend', async () => {
+    const { text } = fixture();
+    const backends = [backend('a', { scrapeAgeMs: 1_500 }), backend('b', { scrapeAgeMs: 42_000, routable: false })];
+    const m = new RouterMetrics(sourcesOf(backends));
+    const lines = (await m.registry.metrics()).split('\n');
+    assert.ok(lines.includes('switchyard_backend_scrape_age_seconds{backend="a"} 1.5'));
+    assert.ok(lines.includes('switchyard_backend_scrape_age_seconds{backend="b"} 42'));
+    assert.ok(lines.includes('switchyard_backend_routable{backend="a"} 1'));
+    assert.ok(lines.includes('switchyard_backend_routable{backend="b"} 0'));
+    assert.equal((await text()).filter((l) => l.startsWith('switchyard_backend_scrape_age_seconds')).length, 0, 'no backends, no series');
+  });
+
+  it('counts per model the endpoints that can take its requests: not ready, draining and ejected ones read 0', async () => {
+    const backends = [
+      backend('a', { endpoint: { models: ['m', 'n'] } }),
+      backend('b', { endpoint: { models: ['m'] }, ejected: true }),
+      backend('c', { endpoint: { models: ['n'] }, routable: false }),
+      backend('d', { endpoint: { models: ['o'] }, routable: false }),
+      backend('e', { endpoint: { models: undefined }, routable: false }),
+    ];
+    const m = new RouterMetrics(sourcesOf(backends));
+    const lines = (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('switchyard_model_ready_endpoints'));
+    assert.deepEqual(lines.sort(), [
+      'switchyard_model_ready_endpoints{model="m"} 1',
+      'switchyard_model_ready_endpoints{model="n"} 1',
+      'switchyard_model_ready_endpoints{model="o"} 0',
+    ]);
+    backends.splice(3, 1);
+    const after = (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('switchyard_model_ready_endpoints'));
+    assert.equal(after.length, 2, 'a model no endpoint claims any more leaves no series');
+  });
+
+  it('records time to first token in its own histogram, on the TTFT bucket bounds', async () => {
+    const { metrics, text } = fixture();
+    metrics.observeFirstToken('/v1/chat/completions', 'm', 0.3);
+    metrics.observeFirstToken('/v1/chat/completions', 'm', 3);
+    const lines = await text();
+    assert.ok(lines.includes('switchyard_time_to_first_token_seconds_bucket{le="2.5",route="/v1/chat/completions",model="m"} 1'));
+    assert.ok(lines.includes('switchyard_time_to_first_token_seconds_count{route="/v1/chat/completions",model="m"} 2'));
+    assert.equal(lines.filter((l) => l.startsWith('switchyard_time_to_first_byte_seconds_count')).length, 0, 'the first-byte histogram is left alone');
+  });
+});
+
+function sourcesOf(backends: readonly BackendGauges[]) {
+  return {
+    backends: () => backends,
+    routerInFlight: () => 0,
+    connections: () => 0,
+    eventLoopLagMs: () => 0,
+    queueLength: () => 0,
+    bufferedBodyBytes: () => 0,
+  };
+}

@@ -50,6 +50,12 @@ export interface BackendGauges {
   readonly ejected: boolean;
   /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
   readonly concurrencyLimit?: number | undefined;
+  /** Ms since the last successful scrape (since joining while none succeeded); undefined: no series. */
+  readonly scrapeAgeMs?: number | undefined;
+  /** Ready, not draining, and serving a known model (ejection aside); undefined: no series. */
+  readonly routable?: boolean | undefined;
+  /** The endpoint as its source describes it: the models it serves (undefined while unknown). */
+  readonly endpoint?: { readonly models: readonly string[] | undefined } | undefined;
 }
 
 /** Read-only facts the metrics need from the rest of the router at scrape time. */
@@ -89,7 +95,28 @@ const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
     help: 'Safe-start limit on the requests this router keeps open to an endpoint of unknown capacity (no series once capacity is configured or the safe start is off).',
     value: (b) => b.concurrencyLimit,
   },
+  {
+    name: 'switchyard_backend_scrape_age_seconds',
+    help: "Seconds since the last successful scrape of the engine's /metrics (since the endpoint joined while none succeeded yet).",
+    value: (b) => (b.scrapeAgeMs === undefined ? undefined : b.scrapeAgeMs / 1000),
+  },
+  { name: 'switchyard_backend_routable', help: '1 while the endpoint is ready, not draining and serves a known model (ejection aside); 0 otherwise.', value: (b) => (b.routable === undefined ? undefined : b.routable ? 1 : 0) },
 ];
+
+/**
+ * Per model any endpoint in the set serves: how many of its endpoints can
+ * take its requests now (routable and not ejected). A model whose every
+ * endpoint is not ready, draining or ejected reads 0 (alerts page on it);
+ * one no endpoint claims any more has no series.
+ */
+function readyEndpointsByModel(backends: Iterable<BackendGauges>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const b of backends) {
+    const ready = b.routable === true && !b.ejected ? 1 : 0;
+    for (const model of b.endpoint?.models ?? []) counts.set(model, (counts.get(model) ?? 0) + ready);
+  }
+  return counts;
+}
 
 /** Why a retry happened; metric label values. */
 export type RetryReason = 'connect' | 'reset';
@@ -100,6 +127,7 @@ export class RouterMetrics {
   readonly #requests: Counter<'route' | 'model' | 'status'>;
   readonly #duration: Histogram<'route' | 'model'>;
   readonly #ttfb: Histogram<'route' | 'model'>;
+  readonly #ttft: Histogram<'route' | 'model'>;
   readonly #upstreamErrors: Counter<'backend' | 'kind'>;
   readonly #retries: Counter<'reason'>;
   readonly #scrapeDuration: Histogram;
@@ -112,6 +140,7 @@ export class RouterMetrics {
   readonly #shedDuration: Histogram;
   readonly #requestChildren = new Map<string, { inc(): void }>();
   readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
+  readonly #ttftChildren = new Map<string, { observe(v: number): void }>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -132,6 +161,15 @@ export class RouterMetrics {
     this.#ttfb = new Histogram({
       name: 'switchyard_time_to_first_byte_seconds',
       help: 'Time from request arrival to the first upstream response body byte (TTFT for streams).',
+      labelNames: ['route', 'model'],
+      buckets: TTFT_BUCKETS_S,
+      registers,
+    });
+    // Apart from the one above: a non-streamed answer's first byte comes with its last, so
+    // mixing both would put whole generations into a TTFT SLO.
+    this.#ttft = new Histogram({
+      name: 'switchyard_time_to_first_token_seconds',
+      help: 'Streamed requests answered 2xx: time from request arrival to the first response body byte (the first token), as the router saw it.',
       labelNames: ['route', 'model'],
       buckets: TTFT_BUCKETS_S,
       registers,
@@ -229,6 +267,16 @@ export class RouterMetrics {
       });
     }
     new Gauge({
+      name: 'switchyard_model_ready_endpoints',
+      help: 'Per model the endpoint set knows: endpoints that can take its requests now (ready, not draining, not ejected). 0: none can.',
+      labelNames: ['model'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [model, count] of readyEndpointsByModel(sources.backends())) this.set({ model }, count);
+      },
+    });
+    new Gauge({
       name: 'switchyard_in_flight_requests',
       help: 'Requests the router is handling right now, all endpoints together.',
       registers,
@@ -259,6 +307,17 @@ export class RouterMetrics {
     }
     child.duration.observe(durationS);
     if (ttfbS !== undefined) child.ttfb.observe(ttfbS);
+  }
+
+  /** Records the time to first token (s) of a streamed request answered 2xx. */
+  observeFirstToken(route: string, model: string, seconds: number): void {
+    const key = `${route}\0${model}`;
+    let child = this.#ttftChildren.get(key);
+    if (child === undefined) {
+      child = this.#ttft.labels(route, model);
+      this.#ttftChildren.set(key, child);
+    }
+    child.observe(seconds);
   }
 
   /** Counts an upstream failure of `backend`; dropped once it has left the set. */

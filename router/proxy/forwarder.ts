@@ -41,6 +41,8 @@ export interface LoadRecorder {
 /** The metrics the forwarder records. */
 export interface ForwardMetrics {
   observeTimings(route: string, model: string, durationS: number, ttfbS: number | undefined): void;
+  /** Time to first token (s) of a streamed request answered 2xx. */
+  observeFirstToken(route: string, model: string, seconds: number): void;
   /** Takes the endpoint, not its id: a failure after it left the set must not bring its series back. */
   countUpstreamError(backend: EndpointState, kind: UpstreamFailureKind): void;
   countRetry(reason: RetryReason): void;
@@ -211,10 +213,12 @@ class Exchange {
     this.finish(error.status);
   }
 
-  /** An attempt failed after response bytes reached the client. */
-  failedAfterCommit(contentType: string | undefined): void {
+  /** An attempt failed after response bytes reached the client; `lengthDeclared`: the engine's answer, passed through, carried a Content-Length. */
+  failedAfterCommit(contentType: string | undefined, lengthDeclared: boolean): void {
     const res = this.request.res;
-    if (!this.clientGone && contentType?.startsWith('text/event-stream')) {
+    // An engine's Content-Length went to the client with its headers: an error event past it
+    // would overflow the declared body, and a keep-alive client would read it as its next response.
+    if (!this.clientGone && !lengthDeclared && contentType?.startsWith('text/event-stream')) {
       // End the SSE stream with an error event (after closing any partial event) and no [DONE].
       const closer = this.tail.endsWith('\n\n') ? '' : this.tail.endsWith('\n') ? '\n' : '\n\n';
       res.end(closer + SSE_ERROR_EVENT);
@@ -232,6 +236,7 @@ class Exchange {
     const { route, modelLabel, arrivedAt } = this.request;
     const ttfb = this.firstByteAt === undefined ? undefined : (this.firstByteAt - arrivedAt) / 1000;
     this.deps.metrics.observeTimings(route, modelLabel, (now - arrivedAt) / 1000, ttfb);
+    if (this.request.stream && ttfb !== undefined && status >= 200 && status < 300) this.deps.metrics.observeFirstToken(route, modelLabel, ttfb);
     this.request.onDone(status);
   }
 }
@@ -308,6 +313,8 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (!exchange.committed) exchange.writeHead(this.status, this.headers ?? {});
     exchange.request.res.end();
     this.settle(this.status >= 500 ? 'status_5xx' : undefined);
+    // Counted apart from the router's own 5xx answers, so alerts can tell the two apart.
+    if (this.status >= 500) exchange.deps.metrics.countUpstreamError(this.target, 'status_5xx');
     exchange.finish(this.status);
   }
 
@@ -322,7 +329,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       exchange.deps.metrics.countUpstreamError(this.target, failure);
       exchange.deps.onUpstreamFailure(this.target.id, kind, err);
     }
-    if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']));
+    if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']), this.headers?.['content-length'] !== undefined);
     else exchange.failedBeforeCommit(this, kind);
   }
 
