@@ -73,6 +73,14 @@ function errorFor(code: string | undefined): { status: number; error: Switchyard
 const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // An answer already under way on this connection owns it (Node's own default makes the same
+  // check): a second one written now reaches the client as an extra, unsolicited response. A
+  // request refused at once (no Host, say) whose body then broke its chunked framing got two 400s.
+  const underWay = (socket as Socket & { _httpMessage?: { headersSent: boolean; shouldKeepAlive: boolean } | null })._httpMessage;
+  if (underWay?.headersSent === true) {
+    underWay.shouldKeepAlive = false; // the parser is spent: close once that answer is out
+    return;
+  }
   const answer = errorFor(err.code);
   if (answer === undefined || !socket.writable) {
     socket.destroy();

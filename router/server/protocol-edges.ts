@@ -15,10 +15,14 @@
  * - A `#fragment` in the target (never valid on the wire, RFC 9112 §3.2):
  *   dropped before routing, as nginx does, so `/v1/chat/completions#x` is
  *   routed and forwarded as `/v1/chat/completions`.
+ * - `CONNECT` (a tunnel, RFC 9110 §9.3.6): 405. With no `connect` listener
+ *   Node drops the connection without a word.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { SwitchyardError } from '../errors/errors.ts';
+import type { Duplex } from 'node:stream';
+import { errorBody, SwitchyardError } from '../errors/errors.ts';
 import { sendError } from '../errors/send-error.ts';
+import { lingerOnClose } from './lingering-close.ts';
 
 /** The listener the edge handling wraps. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -49,6 +53,31 @@ export function handleProtocolEdges(server: Server, maxBodyBytes: number, listen
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     refuse(req, res, new SwitchyardError('SWITCHYARD_EXPECTATION_FAILED', 'The only expectation this server meets is `Expect: 100-continue`.'));
   });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => refuseTunnel(socket));
+}
+
+/** How long a refused CONNECT's socket may stay open for the client to read the answer and close (ms). */
+const TUNNEL_LINGER_MS = 5_000;
+
+/**
+ * Answers a CONNECT with 405 on the bare socket (Node has handed it over, no
+ * response object), reads and drops whatever the client still sends so the
+ * close cannot turn into a reset that hides the answer, and closes.
+ */
+function refuseTunnel(socket: Duplex): void {
+  const error = new SwitchyardError('SWITCHYARD_METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this server opens no tunnels.');
+  const body = errorBody(error);
+  socket.on('error', () => socket.destroy());
+  socket.resume();
+  socket.end(
+    'HTTP/1.1 405 Method Not Allowed\r\n' +
+      'content-type: application/json\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      'allow: GET, POST\r\n' +
+      'connection: close\r\n\r\n' +
+      body,
+  );
+  setTimeout(() => socket.destroy(), TUNNEL_LINGER_MS).unref();
 }
 
 /** Why the target or Host makes the request unanswerable, or undefined. */
@@ -82,7 +111,9 @@ function pass(req: IncomingMessage, res: ServerResponse, listener: RequestListen
  * destroys the answer before the client reads it.
  */
 function refuse(req: IncomingMessage, res: ServerResponse, error: SwitchyardError): void {
+  // Even a request without a body may have more behind it (pipelined): the close always lingers.
   res.shouldKeepAlive = false;
   req.resume();
+  lingerOnClose(req, 'client-end');
   sendError(res, error);
 }
