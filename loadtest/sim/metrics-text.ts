@@ -28,6 +28,9 @@ export interface EngineGauges {
   readonly kvCacheUsage: number;
   readonly ttft: TtftHistogram;
   readonly requestsSucceeded: number;
+  /** Prompt tokens looked up in the prefix cache, and found there, since start (vLLM V1's counters). */
+  readonly prefixCacheQueries: number;
+  readonly prefixCacheHits: number;
 }
 
 function num(value: number): string {
@@ -50,6 +53,12 @@ export function renderMetrics(g: EngineGauges): string {
     '# HELP vllm:request_success_total Count of successfully processed requests.',
     '# TYPE vllm:request_success_total counter',
     `vllm:request_success_total{${labels},finished_reason="stop"} ${num(g.requestsSucceeded)}`,
+    '# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.',
+    '# TYPE vllm:prefix_cache_queries_total counter',
+    `vllm:prefix_cache_queries_total{${labels}} ${num(g.prefixCacheQueries)}`,
+    '# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.',
+    '# TYPE vllm:prefix_cache_hits_total counter',
+    `vllm:prefix_cache_hits_total{${labels}} ${num(g.prefixCacheHits)}`,
     '# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.',
     '# TYPE vllm:time_to_first_token_seconds histogram',
   ];

@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { fragments, SSE_DONE, sseEvent, tokenText, toolArguments } from './content.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderMetrics, TtftHistogram } from './metrics-text.ts';
+import { PrefixCache, promptBlocks } from './prefix-cache.ts';
 import { ResponseWriter } from './response-writer.ts';
 import { seededRng } from './random.ts';
 import { SeqScheduler } from './scheduler.ts';
@@ -57,6 +58,7 @@ export class EngineSimulator {
   readonly #sent = new Map<string, SentRecord>();
   readonly #live = new Map<string, ResponseWriter>();
   readonly #ttft = new TtftHistogram();
+  readonly #prefixCache = new PrefixCache();
   readonly #sockets = new Set<Socket>();
   #succeeded = 0;
   #requests = 0;
@@ -197,6 +199,8 @@ export class EngineSimulator {
             kvCacheUsage: Math.min(1, (this.knobs.kvFullBatch * this.scheduler.running) / Math.max(1, this.knobs.maxSeqs)),
             ttft: this.#ttft,
             requestsSucceeded: this.#succeeded,
+            prefixCacheQueries: this.#prefixCache.queriedTokens,
+            prefixCacheHits: this.#prefixCache.hitTokens,
           }),
         );
         return;
@@ -221,6 +225,7 @@ export class EngineSimulator {
     };
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
       const chat = path === '/v1/chat/completions';
+      this.#prefixCache.lookup(promptBlocks(payload));
       const tools = chat && Array.isArray(payload['tools']) && payload['tool_choice'] !== 'none';
       const id = `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`;
       if (payload['stream'] === true) {
