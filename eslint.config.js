@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'scratch/**', 'docs/**', 'charts/**', '**/*.d.ts', 'discovery/kubernetes/e2e/apiserver/go-wrapper/**'] },
+  { ignores: ['node_modules/**', 'scratch/**', 'docs/**', 'charts/switchyard/**', '**/*.d.ts', 'discovery/kubernetes/e2e/apiserver/go-wrapper/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * The `switchyard` command: `serve` runs the router, `sim` the engine
- * simulator, `bench` the load generator.
+ * simulator, `bench` the load generator, `check` the image's smoke test
+ * (the Helm chart's test hook).
  */
+import { check } from './check.ts';
 import { serve } from './serve.ts';
 import { sim } from './sim.ts';
 
@@ -12,6 +14,7 @@ Commands:
   serve   run the router (switchyard serve --help)
   sim     run the engine simulator (switchyard sim --help)
   bench   run the benchmark (switchyard bench --help)
+  check   GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -21,6 +24,8 @@ async function main(argv: string[]): Promise<number> {
       return serve(rest, process.env);
     case 'sim':
       return sim(rest);
+    case 'check':
+      return check(rest);
     case 'bench': {
       const { bench } = await import('../../loadtest/bench/cli.ts');
       return bench(rest);

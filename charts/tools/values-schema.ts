@@ -1,0 +1,299 @@
+/**
+ * The Helm chart's values schema (charts/switchyard/values.schema.json),
+ * generated: the chart's own keys are declared here in zod, and the `config:`
+ * block is the router's one configuration schema (router/config/schema.ts)
+ * turned into JSON Schema by zod, so the chart accepts exactly the options the
+ * router reads. A test fails when the committed file differs from what this
+ * generates (`npm run charts:generate` rewrites it).
+ *
+ * What the chart changes in the router's schema, and why:
+ * - inline secrets are refused (`upstream.apiKey`, `discovery.apiKey`,
+ *   `discovery.static.apiKey`, every source's `apiKey`): `config:` lands in a
+ *   ConfigMap, readable by anyone who can read ConfigMaps. Keys come from
+ *   Secrets mounted as files (`secrets.*`, which set the `*File` options);
+ * - `listen` and `adminListen` are refused: the chart sets them from
+ *   `containerPorts`, which its ports, probes and Service use;
+ * - every object refuses unknown keys (the router drops unknown nested keys
+ *   silently; in a values file they are typos);
+ * - a pods source must name a labelSelector and an endpointslices source a
+ *   service (the router's cross-field check, as if/then).
+ */
+import { z } from 'zod';
+import { configSchema } from '../../router/config/schema.ts';
+
+/** A JSON Schema node, as far as this module reads and edits it. */
+export interface JsonSchema {
+  [key: string]: unknown;
+  type?: string | string[];
+  description?: string;
+  default?: unknown;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  items?: JsonSchema;
+  required?: string[];
+}
+
+/** Keys of `config` the chart sets itself, from other values. */
+export const CHART_OWNED_CONFIG_KEYS = ['listen', 'adminListen'] as const;
+
+const SECRET_REFUSED =
+  'Refused by the chart: config is rendered into a ConfigMap. Put the key in a Secret and name it under secrets (upstreamApiKey, sourceApiKeys), which mounts it as a file and sets the matching apiKeyFile.';
+
+const k8sObject = (what: string) => z.record(z.string(), z.unknown()).describe(what);
+const k8sList = (what: string) => z.array(z.record(z.string(), z.unknown())).describe(what);
+const port = z.number().int().min(1).max(65_535);
+const secretRef = (what: string, key: string) =>
+  z
+    .object({
+      existingSecret: z.string().describe('Name of an existing Secret in the release namespace; empty: not used.'),
+      key: z.string().min(1).describe(`Key in that Secret (default ${key}).`),
+    })
+    .strict()
+    .describe(what);
+const probe = (what: string) =>
+  z
+    .object({
+      periodSeconds: z.number().int().min(1).describe('Seconds between probes.'),
+      timeoutSeconds: z.number().int().min(1).describe('Seconds one probe may take.'),
+      failureThreshold: z.number().int().min(1).describe('Failures in a row that count.'),
+      successThreshold: z.number().int().min(1).optional().describe('Successes in a row that count (readiness only; 1 for the others).'),
+      initialDelaySeconds: z.number().int().min(0).optional().describe('Seconds before the first probe.'),
+    })
+    .strict()
+    .describe(what);
+const monitorBase = {
+  interval: z.string().regex(/^[0-9]+(ms|s|m|h)$/).describe('Scrape interval, e.g. 15s.'),
+  scrapeTimeout: z.string().regex(/^[0-9]+(ms|s|m|h)$/).describe('Scrape timeout, below the interval.'),
+  labels: z.record(z.string(), z.string()).describe('Extra labels, e.g. the `release` label your Prometheus selects monitors by.'),
+};
+
+/** The chart's own values; `config` is filled in from the router's schema. */
+const chartValues = z
+  .object({
+    replicaCount: z.number().int().min(0).describe('Router replicas (ignored when autoscaling.enabled). A PodDisruptionBudget is rendered whenever more than one can run.'),
+    image: z
+      .object({
+        repository: z.string().min(1).describe('Image repository (built by the root Dockerfile).'),
+        tag: z.string().describe('Image tag; empty: the chart appVersion. `latest` is refused.'),
+        digest: z.string().regex(/^(sha256:[a-f0-9]{64})?$/).describe('Image digest (sha256:...); when set the image is pulled by digest.'),
+        pullPolicy: z.enum(['IfNotPresent', 'Always', 'Never']).describe('Image pull policy.'),
+        node: z.string().min(1).describe('Path of the node binary inside the image.'),
+        entrypoint: z.string().min(1).describe('Path of the switchyard CLI (router/cli/bin.ts) inside the image.'),
+      })
+      .strict()
+      .describe('The router image.'),
+    imagePullSecrets: k8sList('Image pull secrets (LocalObjectReference list).'),
+    nameOverride: z.string().describe('Replaces the chart name in resource names.'),
+    fullnameOverride: z.string().describe('Replaces the full resource name (release-chart), truncated to 63 characters.'),
+    config: z.unknown(),
+    secrets: z
+      .object({
+        upstreamApiKey: secretRef('Engine API key for the static backends and the discovery.mode source; sets config.upstream.apiKeyFile.', 'api-key'),
+        adminToken: secretRef('Admin-port bearer token for /metrics and /debug/*; sets config.adminTokenFile, and the ServiceMonitor/PodMonitor authenticate with it.', 'token'),
+        sourceApiKeys: z
+          .record(
+            z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/),
+            z.object({ existingSecret: z.string().min(1), key: z.string().min(1) }).strict(),
+          )
+          .describe('Engine API key per discovery source: a name under config.discovery.sources, `default` (the discovery.mode source) or `static` (the static backends); sets that source\'s apiKeyFile.'),
+      })
+      .strict()
+      .describe('Secrets mounted read-only as files; the chart never renders a secret value.'),
+    listenAddress: z.string().min(1).describe('Address the router binds both ports on; "[::]" for IPv6-only clusters.'),
+    containerPorts: z
+      .object({
+        http: port.describe('Traffic port (inference routes); sets config.listen.'),
+        admin: port.describe('Admin port (/livez, /readyz, /metrics, /debug); sets config.adminListen.'),
+      })
+      .strict()
+      .describe('Container ports, named http and admin.'),
+    heapMaxOldSpaceMiB: z
+      .number()
+      .int()
+      .min(64)
+      .describe('Node old-space heap cap (MiB, --max-old-space-size); keep it well under the memory limit (384 is what the memory-limit benchmark proves in 1 GiB).'),
+    resources: z
+      .object({ requests: k8sObject('Requests (cpu, memory).'), limits: k8sObject('Limits; keep the memory limit above the request.') })
+      .strict()
+      .describe('Container resources.'),
+    terminationGraceMarginSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .describe('Added to config.lifecycle.preStopDelayMs + drainTimeoutMs (rounded up to seconds) to give terminationGracePeriodSeconds.'),
+    probes: z
+      .object({
+        startup: probe('Startup probe on /livez (admin port).'),
+        liveness: probe('Liveness probe on /livez (admin port).'),
+        readiness: probe('Readiness probe on /readyz (admin port).'),
+      })
+      .strict()
+      .describe('Probe timings; paths and port are fixed.'),
+    updateStrategy: k8sObject('Deployment strategy; maxUnavailable 0 keeps capacity during a rollout.'),
+    podDisruptionBudget: z
+      .object({
+        enabled: z.boolean().describe('Render a PodDisruptionBudget when more than one replica can run.'),
+        maxUnavailable: z.union([z.number().int().min(0), z.string().regex(/^[0-9]+%$/)]).describe('Pods that may be disrupted at once.'),
+      })
+      .strict()
+      .describe('PodDisruptionBudget.'),
+    topologySpread: z
+      .object({
+        enabled: z.boolean().describe('Render soft (ScheduleAnyway) spread constraints over topologyKeys.'),
+        maxSkew: z.number().int().min(1).describe('maxSkew of each constraint.'),
+        topologyKeys: z.array(z.string().min(1)).describe('Node labels to spread over.'),
+      })
+      .strict()
+      .describe('Generated topology spread.'),
+    topologySpreadConstraints: k8sList('Replaces the generated spread constraints when not empty.'),
+    autoscaling: z
+      .object({
+        enabled: z.boolean().describe('HorizontalPodAutoscaler (autoscaling/v2) on CPU; replicaCount is then ignored.'),
+        minReplicas: z.number().int().min(1).describe('Fewest replicas.'),
+        maxReplicas: z.number().int().min(1).describe('Most replicas.'),
+        targetCPUUtilizationPercentage: z.number().int().min(1).max(100).describe('Average CPU utilisation to aim for (% of the request).'),
+        behavior: k8sObject('HPA scaling behavior, passed through.'),
+      })
+      .strict()
+      .describe('Autoscaling.'),
+    serviceAccount: z
+      .object({
+        create: z.boolean().describe('Create the ServiceAccount (else `name` must exist).'),
+        name: z.string().describe('Name; empty: the full name.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations.'),
+      })
+      .strict()
+      .describe('The router identity.'),
+    rbac: z
+      .object({ create: z.boolean().describe('A Role and RoleBinding (get/list/watch on pods or endpointslices) in each namespace discovery watches.') })
+      .strict()
+      .describe('Discovery RBAC.'),
+    podSecurityContext: k8sObject('Pod securityContext (restricted Pod Security by default).'),
+    securityContext: k8sObject('Container securityContext (restricted Pod Security by default).'),
+    service: z
+      .object({
+        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).describe('Service type.'),
+        ports: z.object({ http: port.describe('Traffic port.'), admin: port.describe('Admin port.') }).strict().describe('Service ports.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations.'),
+      })
+      .strict()
+      .describe('The Service in front of the replicas.'),
+    networkPolicy: z
+      .object({
+        enabled: z.boolean().describe('Ingress only to the traffic and admin ports; egress only to DNS, the API server and the engines.'),
+        trafficFrom: k8sList('Peers allowed to the traffic port (NetworkPolicyPeer list); empty: anyone.'),
+        adminFrom: k8sList('Peers allowed to the admin port; empty: anyone.'),
+        dns: z
+          .object({ namespace: z.string().min(1).describe('Namespace of the cluster DNS.'), podLabels: z.record(z.string(), z.string()).describe('Labels of the DNS pods.') })
+          .strict()
+          .describe('Cluster DNS.'),
+        apiServer: z
+          .object({ cidrs: z.array(z.string().min(1)).describe('CIDRs of the API server endpoints; empty: any address.'), ports: z.array(port).describe('API server ports.') })
+          .strict()
+          .describe('The kube-apiserver (only when discovery reads the API).'),
+        engines: k8sList('Egress rules to the engines (NetworkPolicyEgressRule list); empty: derived from config (watched namespaces, plain label selectors, static backends given by IP).'),
+        extraEgress: k8sList('More egress rules, appended.'),
+      })
+      .strict()
+      .describe('NetworkPolicy.'),
+    metrics: z
+      .object({
+        serviceMonitor: z
+          .object({
+            enabled: z.boolean().describe('A ServiceMonitor for the admin port /metrics (prometheus-operator).'),
+            ...monitorBase,
+            relabelings: k8sList('Relabelings.'),
+            metricRelabelings: k8sList('Metric relabelings.'),
+          })
+          .strict()
+          .describe('ServiceMonitor.'),
+        podMonitor: z
+          .object({ enabled: z.boolean().describe('A PodMonitor for the admin port /metrics.'), ...monitorBase })
+          .strict()
+          .describe('PodMonitor.'),
+      })
+      .strict()
+      .describe('Prometheus scraping.'),
+    prometheusRule: z
+      .object({
+        enabled: z.boolean().describe('The alert rules (alerts/switchyard-rules.yaml) as a PrometheusRule.'),
+        labels: z.record(z.string(), z.string()).describe('Extra labels, e.g. the one your Prometheus selects rules by.'),
+      })
+      .strict()
+      .describe('PrometheusRule.'),
+    dashboards: z
+      .object({
+        enabled: z.boolean().describe('One ConfigMap per dashboard (dashboards/*.json) for the Grafana sidecar.'),
+        namespace: z.string().describe('Namespace of the ConfigMaps; empty: the release namespace.'),
+        label: z.string().min(1).describe('Label the sidecar selects.'),
+        labelValue: z.string().describe('Its value.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations, e.g. grafana_folder.'),
+      })
+      .strict()
+      .describe('Grafana dashboards.'),
+    tests: z
+      .object({
+        requireModels: z.boolean().describe('helm test: /v1/models must list a model.'),
+        timeoutMs: z.number().int().min(1).describe('helm test: budget per GET (ms).'),
+      })
+      .strict()
+      .describe('The helm test Pod (switchyard check).'),
+    extraEnv: k8sList('Extra environment variables (EnvVar list), e.g. SWITCHYARD_LOG_LEVEL.'),
+    extraArgs: z.array(z.string()).describe('Extra arguments after `serve --config FILE` (flags win over the file).'),
+    extraVolumes: k8sList('Extra volumes.'),
+    extraVolumeMounts: k8sList('Extra volume mounts of the router container.'),
+    podAnnotations: z.record(z.string(), z.string()).describe('Pod annotations.'),
+    podLabels: z.record(z.string(), z.string()).describe('Pod labels.'),
+    nodeSelector: z.record(z.string(), z.string()).describe('Node selector.'),
+    tolerations: k8sList('Tolerations.'),
+    affinity: k8sObject('Affinity.'),
+    priorityClassName: z.string().describe('Priority class.'),
+  })
+  .strict();
+
+/** Walks every schema node (objects, records, arrays, combinators). */
+function walk(node: JsonSchema, visit: (node: JsonSchema, path: string[]) => void, path: string[] = []): void {
+  visit(node, path);
+  for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, visit, [...path, key]);
+  if (typeof node.additionalProperties === 'object') walk(node.additionalProperties, visit, [...path, '*']);
+  if (node.items !== undefined) walk(node.items, visit, [...path, '[]']);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const child of (node[key] as JsonSchema[] | undefined) ?? []) walk(child, visit, path);
+}
+
+/** Requires `field` when `discriminator` is `value` (the router's cross-field check). */
+function requireWhen(discriminator: string, value: string, field: string): JsonSchema {
+  return { if: { properties: { [discriminator]: { const: value } }, required: [discriminator] }, then: { required: [field] } };
+}
+
+/** The `config` part: the router's schema with the chart's changes (see the header). */
+export function chartConfigSchema(): JsonSchema {
+  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  delete schema['$schema'];
+  for (const key of CHART_OWNED_CONFIG_KEYS) delete schema.properties?.[key];
+  walk(schema, (node) => {
+    if (node.properties !== undefined && node.additionalProperties === undefined) node.additionalProperties = false;
+    if (node.properties?.['apiKey'] !== undefined) node.properties['apiKey'] = { not: {}, description: SECRET_REFUSED };
+  });
+  const discovery = schema.properties?.['discovery'] as JsonSchema;
+  discovery['allOf'] = [requireWhen('mode', 'pods', 'labelSelector'), requireWhen('mode', 'endpointslices', 'service')];
+  const source = (discovery.properties?.['sources'] as JsonSchema).additionalProperties as JsonSchema;
+  source['allOf'] = [requireWhen('kind', 'pods', 'labelSelector'), requireWhen('kind', 'endpointslices', 'service')];
+  schema.description =
+    'The router configuration (docs/configuration.md), rendered into a ConfigMap and read with --config. listen and adminListen are set from containerPorts; inline API keys are refused (use secrets).';
+  return schema;
+}
+
+/** The whole values schema, as committed in charts/switchyard/values.schema.json. */
+export function valuesSchema(): JsonSchema {
+  const schema = z.toJSONSchema(chartValues, { io: 'input' }) as JsonSchema;
+  const properties = schema.properties as Record<string, JsonSchema>;
+  properties['config'] = chartConfigSchema();
+  const image = properties['image'] as JsonSchema;
+  (image.properties as Record<string, JsonSchema>)['tag'] = { ...image.properties?.['tag'], not: { const: 'latest' } };
+  return { $schema: schema['$schema'], title: 'switchyard Helm chart values', ...schema };
+}
+
+/** The file's text: stable key order, two-space indent, final newline. */
+export function renderValuesSchema(): string {
+  return `${JSON.stringify(valuesSchema(), null, 2)}\n`;
+}
