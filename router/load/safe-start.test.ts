@@ -21,25 +21,23 @@ function busy(limit: SafeStartLimit, waiting: number, running: number, own: numb
 }
 
 describe('safe start limit', () => {
-  it('starts at the initial limit and grows only after two scrapes without a queue, each after the limit was in use', () => {
+  it('starts at the initial limit and grows at a scrape without a queue after the limit was in use', () => {
     const limit = new SafeStartLimit(SETTINGS);
     assert.equal(limit.value, 4);
     limit.scraped(0, 0, 0, undefined);
     limit.scraped(0, 1, 1, undefined);
     assert.equal(limit.value, 4, 'one request open: the traffic, not the engine, limited');
-    assert.equal(busy(limit, 0, 4, 4), 4, 'one quiet scrape may be the moment before other replicas\' requests arrive');
-    assert.equal(busy(limit, 0, 4, 4), 9, 'the larger of x1.5 and the whole queue budget (the only sender)');
+    assert.equal(busy(limit, 0, 4, 4), 9, 'idle before, all of ours running now: the larger of x1.5 and the whole queue budget (the only sender)');
     assert.equal(busy(limit, 0, 9, 9), 14);
     assert.equal(busy(limit, 0, 14, 14), 21, 'x1.5 once that is more than the budget');
     assert.equal(limit.phase, 'slow-start');
   });
 
-  it('does not grow at a scrape that catches the engine draining between two waves of a burst', () => {
+  it('after a queue, grows only at the second scrape without one: a single one can be the trough between two waves of a burst', () => {
     const limit = new SafeStartLimit(SETTINGS);
-    busy(limit, 0, 4, 4);
-    assert.equal(busy(limit, 0, 8, 4), 6, 'grew: 8 running after 4');
-    assert.equal(busy(limit, 0, 3, 3), 6, '3 running after 8: draining');
-    assert.equal(busy(limit, 0, 6, 6), 6, 'the count starts again');
+    assert.equal(busy(limit, 2, 8, 4, 8), 4, 'a queue never raises the limit');
+    assert.equal(busy(limit, 0, 8, 4, 8), 4);
+    assert.equal(busy(limit, 0, 8, 4, 8), 6, 'half the engine ours: 4 + half the budget');
   });
 
   it('learns nothing from a scrape that shows fewer requests than it counted there (answers on their way back)', () => {

@@ -12,12 +12,14 @@
  * grows only on evidence that the engine keeps up, in the spirit of TCP slow
  * start and adaptive concurrency limits:
  *
- * - **Grow** at each scrape that, like the one before, shows no queue and
- *   no fewer running than the one before, after scrape intervals in which
- *   this replica used its whole limit and streams' time to first byte
- *   stayed near the engine's unloaded value: ×1.5, or by this replica's
- *   share of the queue budget, whichever is more. Until the first backoff,
- *   each stream whose first byte comes as fast also adds one (slow start).
+ * - **Grow** at each scrape that, like the one before, shows no queue,
+ *   after scrape intervals in which this replica used its whole limit (one
+ *   is enough when the engine ran only this replica's requests, below its
+ *   limit, and now runs only them, at it) and streams' time to first byte
+ *   stayed near the engine's unloaded value: ×1.5 what the engine ran of
+ *   this replica's requests, or by this replica's share of the queue
+ *   budget, whichever is more. Until the first backoff, each stream whose
+ *   first byte comes as fast also adds one (slow start).
  * - **Back off** when a scrape shows a queue: the limit falls to this
  *   replica's share of what the engine runs plus the queue budget (if it was
  *   above), where the share is the part of the engine's requests the scrape
@@ -77,7 +79,7 @@ export interface SafeStartStatus {
 
 /** Never below this: an engine always gets one request. */
 const MIN_LIMIT = 1;
-/** Scrapes in a row, each after an interval that used the whole limit, without a queue or a drop in running, that growth needs. */
+/** Scrapes in a row without a queue, each after an interval that used the whole limit, that growth needs. */
 const QUIET_SCRAPES = 2;
 /** Growth factor per scrape that shows no queue. */
 const GROWTH = 1.5;
@@ -101,10 +103,10 @@ export class SafeStartLimit {
   #phase: SafeStartPhase = 'slow-start';
   /** This replica reached the limit since the last scrape: growing is warranted only then. */
   #reached = false;
-  /** Scrapes in a row, up to now, after intervals that used the whole limit, that showed no queue and no fewer running than the one before. */
+  /** Scrapes in a row, up to now, without a queue after intervals that used the whole limit. */
   #quietScrapes = 0;
-  /** Requests the engine ran at the last scrape. */
-  #runningAtLastScrape = 0;
+  /** At the last scrape the engine ran nothing but this replica's requests, and fewer than its limit. */
+  #idleBefore = false;
   #baselineMs: number | undefined;
   readonly #recent: number[] = [];
   /** Late first bytes of requests numbered below this were sent before the last backoff, which already answered them. */
@@ -179,16 +181,17 @@ export class SafeStartLimit {
       const whole = running + budget;
       this.#limit = Math.max(MIN_LIMIT, Math.min(this.#limit, own > 0 ? whole * share : whole));
     }
-    // A queue, or fewer running than before, ends a quiet spell. A scrape that shows fewer requests
-    // than this replica has counted at the engine (some are finished, their answers on the way) or
-    // follows an interval that did not use the whole limit says nothing either way.
+    // A queue ends a quiet spell. A scrape that shows fewer requests than this replica has counted
+    // at the engine (some are finished, their answers on the way) or follows an interval that did
+    // not use the whole limit says nothing either way.
     if (waiting > 0) this.#quietScrapes = 0;
-    else if (own <= total && running < this.#runningAtLastScrape) this.#quietScrapes = 0;
-    else if (own <= total && this.#reached) this.#quietScrapes++;
+    else if (own <= total && this.#reached) this.#quietScrapes += this.#idleBefore && own === total ? QUIET_SCRAPES : 1;
+    // An engine that ran only this replica's requests, below its limit, and now runs only its
+    // requests at the limit without a queue needs no second look.
+    this.#idleBefore = waiting === 0 && own === total && !this.#reached;
     if (waiting === 0 && this.#reached && this.#quietScrapes >= QUIET_SCRAPES && this.#ttfbOk()) {
-      // One quiet scrape can catch a full engine between a finished request and the next, between two
-      // waves of a burst (identical requests start and end together), or before other replicas' first
-      // requests of a burst arrived.
+      // One quiet scrape can catch a full engine between a finished request and the next, or between
+      // two waves of a burst (identical requests start and end together).
       // Grow from what the engine showed of ours, not from the limit: requests on their way to or
       // from it count against the limit but not as its load.
       const base = Math.min(this.#limit, total * share);
@@ -200,7 +203,6 @@ export class SafeStartLimit {
     }
     if (learnedCapacity !== undefined) this.#phase = 'learned';
     this.#reached = false;
-    this.#runningAtLastScrape = running;
   }
 
   /** At least half the limit is in use: otherwise the traffic, not the engine, is what limits, and nothing was learned. */
