@@ -236,7 +236,7 @@ export class RouterMetrics {
     });
     const scalarGauges: [string, string, () => number][] = [
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
-      ['switchyard_event_loop_lag_seconds', 'Current event-loop lag as the router measures it for shedding.', () => sources.eventLoopLagMs() / 1000],
+      ['switchyard_event_loop_lag_seconds', 'Current event-loop lag: the latest probe tick, or how overdue the next one is (shedding waits until the lag lasted 4 ticks or grew at each).', () => sources.eventLoopLagMs() / 1000],
       ['switchyard_queue_length', 'Requests waiting in the router queue.', () => sources.queueLength()],
       ['switchyard_buffered_body_bytes', 'Bytes held by buffered request bodies, queued and in flight (the body budget in use).', () => sources.bufferedBodyBytes()],
     ];
