@@ -149,9 +149,14 @@ export class EndpointState {
     return this.endpoint.capacity === undefined ? this.safeStart?.value : undefined;
   }
 
-  /** No usable scrape, for longer than a scrape stays fresh since the endpoint joined: its metrics cannot be read. */
+  /**
+   * Not one successful scrape in longer than a scrape stays fresh since the
+   * endpoint joined: its metrics cannot be read (not vLLM's, or blocked).
+   * Scrapes that worked and then failed do not count: the load they showed
+   * still holds what was learned.
+   */
   get unscraped(): boolean {
-    return this.stale && this.#view.now - this.firstSeenAt > this.#view.maxScrapeAgeMs;
+    return this.scraped === undefined && this.#view.now - this.firstSeenAt > this.#view.maxScrapeAgeMs;
   }
 
   /**

@@ -220,6 +220,27 @@ describe('safe start in the load view', () => {
     assert.equal(unknown.concurrencyLimit, Math.floor((8 + 5) * (6 / 18)), 'a queue: our third of running + budget');
   });
 
+  it('grows by completions only for an engine never scraped in a whole scrape max-age', () => {
+    const { view, unknown, clock } = fixture();
+    const complete = () => {
+      for (let i = 0; i < 4; i++) view.settle(unknown, view.begin(unknown));
+      view.begin(unknown);
+    };
+    for (let i = 0; i < 3; i++) view.begin(unknown);
+    complete();
+    assert.equal(unknown.concurrencyLimit, 4, 'its first scrape may still come');
+    clock.now += 3_001;
+    complete();
+    assert.ok((unknown.concurrencyLimit ?? 0) > 4, `never scraped: grows by completions (${unknown.concurrencyLimit})`);
+    const { view: other, unknown: scrapedOnce, clock: otherClock } = fixture();
+    other.markScrapeStart(scrapedOnce);
+    other.recordScrape(scrapedOnce, gauges(0, 0));
+    otherClock.now += 10_000;
+    for (let i = 0; i < 3; i++) other.begin(scrapedOnce);
+    for (let i = 0; i < 4; i++) other.settle(scrapedOnce, other.begin(scrapedOnce));
+    assert.equal(scrapedOnce.concurrencyLimit, 4, 'scraped once, stale now: what it showed still holds');
+  });
+
   it('feeds streams\' time to first byte to the limit', () => {
     const { view, unknown } = fixture();
     const tokens = Array.from({ length: 4 }, () => view.begin(unknown));

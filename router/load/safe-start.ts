@@ -42,7 +42,7 @@
  * streams feed the time-to-first-byte signals. Engines whose metrics cannot
  * be scraped (growth by scrapes impossible) grow by one per successful
  * completion instead, once the endpoint has gone a whole scrape max-age
- * without a scrape.
+ * without a single successful scrape.
  *
  * Nothing here reads a clock; the load view calls it at send, first byte,
  * settle and scrape.
@@ -156,9 +156,9 @@ export class SafeStartLimit {
   }
 
   /**
-   * A request ended. `unscraped`: the engine's metrics have not been read for
-   * a whole scrape max-age, so scrapes cannot pace growth; each success while
-   * the limit is in use then adds one.
+   * A request ended. `unscraped`: the engine's metrics have never been read,
+   * for a whole scrape max-age, so scrapes cannot pace growth; each success
+   * while the limit is in use then adds one.
    */
   completed(inFlight: number, succeeded: boolean, unscraped: boolean): void {
     if (unscraped && succeeded && this.#phase !== 'learned' && this.#busy(inFlight + 1) && this.#ttfbOk()) this.#limit += 1;
