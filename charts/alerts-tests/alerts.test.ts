@@ -15,10 +15,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Registry } from 'prom-client';
 import { parse } from 'yaml';
-import { registerDiscoveryMetrics } from '../../discovery/kubernetes/discovery-metrics.ts';
-import { RouterMetrics, TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
+import { TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
+import { routerMetricCatalog } from '../router-metric-catalog.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
@@ -86,28 +85,6 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
-/** Names of the router's metrics as Prometheus stores them (histograms as _bucket, _count, _sum). */
-async function routerMetricNames(): Promise<Set<string>> {
-  const metrics = new RouterMetrics({
-    backends: () => [],
-    routerInFlight: () => 0,
-    connections: () => 0,
-    eventLoopLagMs: () => 0,
-    queueLength: () => 0,
-    bufferedBodyBytes: () => 0,
-  });
-  const discovery = new Registry();
-  registerDiscoveryMetrics(discovery, () => []);
-  const names = new Set<string>();
-  for (const registry of [metrics.registry, discovery]) {
-    for (const metric of await registry.getMetricsAsJSON()) {
-      names.add(metric.name);
-      if (String(metric.type) === 'histogram') for (const suffix of ['_bucket', '_count', '_sum']) names.add(metric.name + suffix);
-    }
-  }
-  return names;
-}
-
 describe('alert rules', () => {
   it('has the alerts the runbook promises', () => {
     assert.ok(alerts.length >= 10, `${alerts.length} alerts`);
@@ -138,7 +115,7 @@ describe('alert rules', () => {
   });
 
   it('reads only metrics the router exports (or kube-state-metrics, named here) and rules recorded in the file', async () => {
-    const exported = await routerMetricNames();
+    const exported = new Set((await routerMetricCatalog()).keys());
     for (const rule of rules) {
       for (const [name] of rule.expr.matchAll(/(?<![\w:])(?:switchyard|kube)_\w+/g)) {
         assert.ok(exported.has(name) || EXTERNAL_METRICS.has(name), `${rule.alert ?? rule.record} reads ${name}, which nothing exports`);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { registerDiscoveryMetrics } from '../../discovery/kubernetes/discovery-metrics.ts';
 import { renderMetrics, TtftHistogram } from '../../loadtest/sim/metrics-text.ts';
-import { RouterMetrics, TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
+import { TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
+import { routerMetricCatalog, type MetricCatalog } from '../router-metric-catalog.ts';
 import { OUTPUT_DIR, renderDashboards } from './dashboards.ts';
 import { selectors } from './promql-selectors.ts';
 
@@ -38,30 +38,11 @@ const dashboards = [...rendered].map(([file, json]) => ({ file, json, model: JSO
 const panels = dashboards.flatMap((d) => d.model.panels.filter((p) => p.type !== 'row').map((panel) => ({ file: d.file, panel })));
 const targets = panels.flatMap(({ file, panel }) => (panel.targets ?? []).map((target) => ({ where: `${file}: "${panel.title}" ${target.refId}`, target })));
 
-/** A series name Prometheus stores, and whether it only grows (counter or histogram part: read through a range). */
-type Catalog = Map<string, { readonly cumulative: boolean }>;
+type Catalog = MetricCatalog;
 
-/** The router's registry, built in process the way the router builds it (Kubernetes discovery metrics included). */
+/** The router's catalogue, checked to have read the metric types. */
 async function routerCatalog(): Promise<Catalog> {
-  const metrics = new RouterMetrics({
-    backends: () => [],
-    routerInFlight: () => 0,
-    connections: () => 0,
-    eventLoopLagMs: () => 0,
-    queueLength: () => 0,
-    bufferedBodyBytes: () => 0,
-  });
-  registerDiscoveryMetrics(metrics.registry, () => []);
-  const catalog: Catalog = new Map();
-  for (const metric of await metrics.registry.getMetricsAsJSON()) {
-    // prom-client types `type` as a numeric enum, but it is the exposition's type name.
-    const type = String(metric.type);
-    if (type === 'histogram') {
-      for (const suffix of ['_bucket', '_sum', '_count']) catalog.set(`${metric.name}${suffix}`, { cumulative: true });
-    } else {
-      catalog.set(metric.name, { cumulative: type === 'counter' });
-    }
-  }
+  const catalog = await routerMetricCatalog();
   assert.ok(catalog.get('switchyard_requests_total')?.cumulative === true && catalog.get('switchyard_in_flight_requests')?.cumulative === false, 'metric types read');
   return catalog;
 }

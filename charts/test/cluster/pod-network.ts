@@ -14,10 +14,11 @@
  * an exit handler does the same if the test process dies first, and
  * `create()` first removes leftovers of runs whose process is gone.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ip, tryIp } from '../../../discovery/kubernetes/e2e/netns.ts';
 
 const GUARD_ROUTE = '10.252.0.0/16';
 /** Host side of the veth: where the engine simulators listen. */
@@ -25,18 +26,6 @@ export const HOST_ADDRESS = '10.252.0.1';
 /** Namespace side: the pod's IP. */
 export const POD_ADDRESS = '10.252.0.2';
 const RELAY = fileURLToPath(new URL('./tcp-relay.ts', import.meta.url));
-
-function ip(...args: string[]): string {
-  return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-function tryIp(...args: string[]): void {
-  try {
-    ip(...args);
-  } catch {
-    // already gone
-  }
-}
 
 /** One network namespace with a veth pair and the apiserver relays. */
 export class PodNetwork {

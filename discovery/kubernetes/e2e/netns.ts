@@ -22,11 +22,13 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + (signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 1)));
 }
 
-function ip(...args: string[]): string {
+/** Runs `ip ARGS` (iproute2) and returns its output. @throws on a non-zero exit. */
+export function ip(...args: string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-function tryIp(...args: string[]): void {
+/** Runs `ip ARGS` for cleanup: a failure (the thing is already gone) is ignored. */
+export function tryIp(...args: string[]): void {
   try {
     ip(...args);
   } catch {
