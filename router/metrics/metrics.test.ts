@@ -4,14 +4,7 @@ import { RouterMetrics, type BackendGauges, type MetricBackend } from './metrics
 
 function fixture() {
   const backends: BackendGauges[] = [];
-  const metrics = new RouterMetrics({
-    backends: () => backends,
-    routerInFlight: () => 0,
-    connections: () => 0,
-    eventLoopLagMs: () => 0,
-    queueLength: () => 0,
-    bufferedBodyBytes: () => 0,
-  });
+  const metrics = new RouterMetrics(sourcesOf(backends));
   const text = async () => (await metrics.registry.metrics()).split('\n').filter((line) => !line.startsWith('#'));
   const seriesOf = async (id: string) => (await text()).filter((line) => line.includes(`backend="${id}"`));
   return { metrics, text, seriesOf };

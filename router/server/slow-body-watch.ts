@@ -7,7 +7,8 @@
  * expected is below the minimum gets 408 and its connection closes.
  *
  * One ticker checks every body being read, so a fast body costs a Set insert
- * and delete, not a timer of its own. The clock is injected for tests.
+ * and delete, not a timer of its own; the ticker runs only while bodies are
+ * being read (it stops at the first idle tick). The clock is injected for tests.
  */
 
 /** A body being read, as the watch sees it. */
@@ -57,14 +58,20 @@ export class SlowBodyWatch {
 
   forget(body: WatchedBody): void {
     this.#bodies.delete(body);
-    if (this.#bodies.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
   }
 
-  /** Cuts every body below the minimum rate (the ticker calls this each second). */
+  /**
+   * Cuts every body below the minimum rate (the ticker calls this each
+   * second). The ticker stops here, at a tick that finds nothing to watch,
+   * not when the last body is forgotten: most bodies arrive whole within a
+   * tick, and starting and stopping a timer for each would tax every request.
+   */
   check(): void {
+    if (this.#bodies.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
     const now = this.#now();
     for (const body of this.#bodies) {
       const elapsedMs = now - body.startedAt;
