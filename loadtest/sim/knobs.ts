@@ -34,6 +34,16 @@ export interface SimKnobs {
   metricsHang: boolean;
   /** `/metrics` answers 200 with a body that is not an exposition. */
   metricsGarbage: boolean;
+  /**
+   * KV blocks per engine (vLLM's num_gpu_blocks) for the prefix-cache model
+   * (engine-kv.ts); 0 turns the model off and the engine behaves as it did
+   * without it. Engine-wide: read once at start, `x-sim-kv-blocks` is ignored.
+   */
+  kvBlocks: number;
+  /** Pseudo-tokens (4 bytes each) per KV block (vLLM's block_size). Engine-wide, like kvBlocks. */
+  blockTokens: number;
+  /** Prefill rate in prompt tokens per second, shared FIFO by the engine's requests; uncached tokens delay the first token by tokens ÷ rate. 0: off (only `ttftMs`). Needs kvBlocks > 0. */
+  prefillTps: number;
 }
 
 /** Defaults: a small, quick engine. */
@@ -52,6 +62,9 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   refuse: false,
   metricsHang: false,
   metricsGarbage: false,
+  kvBlocks: 0,
+  blockTokens: 16,
+  prefillTps: 0,
 });
 
 const KEYS = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];

@@ -31,6 +31,8 @@ export interface EngineGauges {
   /** Prompt tokens looked up in the prefix cache, and found there, since start (vLLM V1's counters). */
   readonly prefixCacheQueries: number;
   readonly prefixCacheHits: number;
+  /** The KV-block model's settings, exported as `vllm:cache_config_info` when set (the model is on). */
+  readonly cacheConfig?: { readonly blockSize: number; readonly numGpuBlocks: number };
 }
 
 function num(value: number): string {
@@ -59,9 +61,14 @@ export function renderMetrics(g: EngineGauges): string {
     '# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.',
     '# TYPE vllm:prefix_cache_hits_total counter',
     `vllm:prefix_cache_hits_total{${labels}} ${num(g.prefixCacheHits)}`,
-    '# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.',
-    '# TYPE vllm:time_to_first_token_seconds histogram',
   ];
+  if (g.cacheConfig !== undefined) {
+    // vLLM exports its CacheConfig fields as labels of a gauge fixed at 1, with `engine` but no model_name;
+    // a subset, valued as vLLM prints them (Python's str()).
+    const info = `block_size="${g.cacheConfig.blockSize}",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",num_gpu_blocks="${g.cacheConfig.numGpuBlocks}",prefix_caching_hash_algo="builtin"`;
+    lines.push('# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig', '# TYPE vllm:cache_config_info gauge', `vllm:cache_config_info{${info}} 1.0`);
+  }
+  lines.push('# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.', '# TYPE vllm:time_to_first_token_seconds histogram');
   TTFT_BUCKETS.forEach((le, i) => lines.push(`vllm:time_to_first_token_seconds_bucket{${labels},le="${le}"} ${num(g.ttft.counts[i] as number)}`));
   lines.push(`vllm:time_to_first_token_seconds_bucket{${labels},le="+Inf"} ${num(g.ttft.count)}`);
   lines.push(`vllm:time_to_first_token_seconds_count{${labels}} ${num(g.ttft.count)}`);

@@ -6,6 +6,10 @@
  * that served them. A prompt is a list of blocks (chat messages, or one block
  * for a completion prompt); a block hits when every block up to it was seen
  * before on this engine. Tokens are estimated as 4 characters each.
+ *
+ * Used only while the KV-block model (engine-kv.ts) is off (`kvBlocks` 0), so
+ * that the default engine's counters still move (the demo's and the
+ * dashboards e2e suite's prefix-cache panel reads them).
  */
 import { createHash } from 'node:crypto';
 
@@ -38,6 +42,11 @@ export class PrefixCache {
         this.#remember(key);
       }
     }
+  }
+
+  /** Forgets every cached prefix; the counters keep counting. */
+  reset(): void {
+    this.#seen.clear();
   }
 
   #remember(key: string): void {

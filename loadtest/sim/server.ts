@@ -3,6 +3,16 @@
  * and completions (streamed and not, tool calls included), embeddings,
  * `/v1/models`, `/health`, `/metrics` in vLLM's format, a bounded number of
  * running sequences with a visible waiting queue, and faults on demand.
+ * `POST /v1/responses` is a text-only Responses API with stored responses
+ * and `previous_response_id` (response-store.ts), answered under the same
+ * knobs, batch slots and prefix-cache models as chat.
+ *
+ * With `kvBlocks` > 0 it also models vLLM's automatic prefix caching and
+ * prefill cost (engine-kv.ts): a block pool with pinned running sequences,
+ * cached outputs, hit counters, `vllm:cache_config_info`, a first token that
+ * waits for the uncached part of the prompt (`prefillTps`), and
+ * `POST /reset_prefix_cache`. With `kvBlocks` 0 a cruder token-count model
+ * (prefix-cache.ts) only keeps the hit counters moving, as before.
  *
  * It records, per `x-request-id`, what it received and a SHA-256 of the
  * bytes it sent, so tests can prove the router changed nothing.
@@ -10,12 +20,17 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { fragments, SSE_DONE, sseEvent, tokenText, toolArguments } from './content.ts';
+import { TOKEN_BYTES } from './block-hash.ts';
+import { chatCompletion, chatEvents, completionEvents, generatedText, textCompletion } from './answers.ts';
+import { SSE_DONE } from './content.ts';
+import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderMetrics, TtftHistogram } from './metrics-text.ts';
 import { PrefixCache, promptBlocks } from './prefix-cache.ts';
 import { ResponseWriter } from './response-writer.ts';
 import { seededRng } from './random.ts';
+import { responseEvents, responseObject, type ResponseFacts } from './response-answers.ts';
+import { DEFAULT_STORED_RESPONSES, ResponseStore, type ResponseTurn } from './response-store.ts';
 import { SeqScheduler } from './scheduler.ts';
 
 /** What the simulator received for one request id. */
@@ -34,6 +49,8 @@ export interface SentRecord {
   readonly bytes: number;
   /** The response ended normally (not killed, not abandoned by the client). */
   readonly complete: boolean;
+  /** With the KV-block model on (chat and completions): the prompt's pseudo-tokens, how many were cached, and the prefill delay (ms, FIFO wait included). */
+  readonly kv?: { readonly promptTokens: number; readonly cachedTokens: number; readonly prefillMs: number };
 }
 
 /** Options of one simulated engine. */
@@ -42,7 +59,14 @@ export interface SimOptions {
   readonly knobs?: Partial<SimKnobs>;
   /** Seeds the split positions and fail decisions. */
   readonly seed?: number;
+  /** Monotonic clock (ms) of the KV-block model and its prefill lane; `performance.now` by default. */
+  readonly clock?: () => number;
+  /** Responses API responses kept for `previous_response_id` (≥ 1); the oldest stored is dropped first. */
+  readonly storedResponses?: number;
 }
+
+/** The Responses API route. */
+const RESPONSES_PATH = '/v1/responses';
 
 const RECORD_LIMIT = 20_000;
 
@@ -53,12 +77,16 @@ export class EngineSimulator {
   readonly scheduler = new SeqScheduler();
   /** Inference requests received per `x-session-id`, to tell which engine served which conversation. */
   readonly sessions = new Map<string, number>();
+  /** Responses API responses this engine stored, and so can continue. */
+  readonly responses: ResponseStore;
   readonly #server: Server;
   readonly #received = new Map<string, ReceivedRecord>();
   readonly #sent = new Map<string, SentRecord>();
   readonly #live = new Map<string, ResponseWriter>();
   readonly #ttft = new TtftHistogram();
   readonly #prefixCache = new PrefixCache();
+  /** The KV-block model; undefined when `kvBlocks` is 0. */
+  readonly #kv: EngineKv | undefined;
   readonly #sockets = new Set<Socket>();
   #succeeded = 0;
   #requests = 0;
@@ -68,6 +96,9 @@ export class EngineSimulator {
     this.model = options.model;
     this.knobs = { ...DEFAULT_KNOBS, ...options.knobs };
     this.#random = seededRng(options.seed ?? 1);
+    this.responses = new ResponseStore(options.storedResponses ?? DEFAULT_STORED_RESPONSES);
+    const clock = options.clock ?? (() => performance.now());
+    this.#kv = this.knobs.kvBlocks > 0 ? new EngineKv({ model: this.model, blocks: this.knobs.kvBlocks, blockTokens: this.knobs.blockTokens, clock }) : undefined;
     this.#server = createServer({ keepAliveTimeout: 5_000, noDelay: true }, (req, res) => void this.#handle(req, res));
     this.#server.on('connection', (socket: Socket) => {
       if (this.knobs.refuse) {
@@ -122,17 +153,33 @@ export class EngineSimulator {
     return this.#sent.get(requestId);
   }
 
+  /**
+   * Prompt tokens of a chat or completion body (parsed JSON) this engine
+   * holds in its prefix cache now: what it would count as hits if it
+   * scheduled the request at once. Pure and synchronous (no counter, no LRU
+   * recency changes); 0 with the KV-block model off or for another model.
+   */
+  cachedPrefixTokens(payload: Readonly<Record<string, unknown>>): number {
+    return this.#kv?.cachedTokens(payload) ?? 0;
+  }
+
+  /** Drops every cached block no running request holds, as `POST /reset_prefix_cache` does. */
+  resetPrefixCache(): void {
+    this.#kv?.reset();
+    this.#prefixCache.reset();
+  }
+
   /** A float in [0, 1) from a small deterministic generator seeded per engine. */
   readonly #random: () => number;
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Inference requests only: scrapes and model listings must not look like routed traffic.
-    if (req.method === 'POST') {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    // Inference requests only: scrapes, model listings and cache resets must not look like routed traffic.
+    if (req.method === 'POST' && path !== '/reset_prefix_cache') {
       this.#requests++;
       const sessionKey = req.headers['x-session-id'];
       if (typeof sessionKey === 'string') this.sessions.set(sessionKey, (this.sessions.get(sessionKey) ?? 0) + 1);
     }
-    const path = (req.url ?? '/').split('?')[0] as string;
     const body = await readAll(req);
     const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
     if (requestId !== undefined) {
@@ -146,6 +193,12 @@ export class EngineSimulator {
     }
     if (req.method === 'GET') return this.#handleGet(path, res);
     if (req.method !== 'POST') return sendJson(res, 405, vllmError('Method Not Allowed', 'MethodNotAllowed', 405));
+    if (path === '/reset_prefix_cache') {
+      // vLLM answers 200 with an empty body.
+      this.resetPrefixCache();
+      res.writeHead(200, { 'content-length': 0 }).end();
+      return;
+    }
     const knobs = knobsForRequest(this.knobs, req.headers);
     let payload: Record<string, unknown> = {};
     const isJson = !(req.headers['content-type'] ?? '').startsWith('multipart/');
@@ -159,6 +212,13 @@ export class EngineSimulator {
         return sendJson(res, 404, vllmError(`The model \`${String(payload['model'])}\` does not exist.`, 'NotFoundError', 404));
       }
     }
+    // vLLM looks the previous response up before scheduling: an unknown one never takes a batch slot.
+    let response: ResponseTurn | undefined;
+    if (path === RESPONSES_PATH) {
+      const opening = this.responses.open(payload);
+      if (!opening.ok) return sendJson(res, opening.status, opening.error);
+      response = opening.turn;
+    }
     if (knobs.stall) return; // hold the request open forever (until the client or close() ends it)
     if (knobs.failRate > 0 && this.#random() < knobs.failRate) {
       return sendJson(res, 500, vllmError('Simulated engine failure', 'InternalServerError', 500));
@@ -168,7 +228,7 @@ export class EngineSimulator {
     if (!(await this.scheduler.acquire(knobs.maxSeqs, gone.signal))) return;
     try {
       if (knobs.slowHeadersMs > 0) await sleep(knobs.slowHeadersMs, gone.signal);
-      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal);
+      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal, response);
     } finally {
       this.scheduler.release(knobs.maxSeqs);
     }
@@ -196,11 +256,12 @@ export class EngineSimulator {
             model: this.model,
             running: this.scheduler.running,
             waiting: this.scheduler.waiting,
-            kvCacheUsage: Math.min(1, (this.knobs.kvFullBatch * this.scheduler.running) / Math.max(1, this.knobs.maxSeqs)),
+            kvCacheUsage: this.#kv?.usage ?? Math.min(1, (this.knobs.kvFullBatch * this.scheduler.running) / Math.max(1, this.knobs.maxSeqs)),
             ttft: this.#ttft,
             requestsSucceeded: this.#succeeded,
-            prefixCacheQueries: this.#prefixCache.queriedTokens,
-            prefixCacheHits: this.#prefixCache.hitTokens,
+            prefixCacheQueries: this.#kv?.queriedTokens ?? this.#prefixCache.queriedTokens,
+            prefixCacheHits: this.#kv?.hitTokens ?? this.#prefixCache.hitTokens,
+            ...(this.#kv === undefined ? {} : { cacheConfig: { blockSize: this.#kv.blockTokens, numGpuBlocks: this.#kv.capacity } }),
           }),
         );
         return;
@@ -209,46 +270,40 @@ export class EngineSimulator {
     }
   }
 
-  /** Writes the response; stops early (freeing the batch slot) once `gone` fires. */
-  async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined, gone: AbortSignal): Promise<void> {
+  /** Writes the response; stops early (freeing the batch slot) once `gone` fires. `response`: the opened Responses API request. */
+  async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined, gone: AbortSignal, response?: ResponseTurn): Promise<void> {
     const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random });
     if (requestId !== undefined) this.#live.set(requestId, writer);
     res.once('close', () => {
       if (requestId !== undefined) this.#live.delete(requestId);
     });
     const started = performance.now();
+    let admission: KvAdmission | undefined;
     const finish = (status: number) => {
       if (!writer.dead) this.#succeeded++;
-      if (requestId !== undefined) {
-        remember(this.#sent, requestId, { status, sha256: writer.digest(), bytes: writer.bytes, complete: !writer.dead });
-      }
+      if (requestId === undefined) return;
+      const record: SentRecord = { status, sha256: writer.digest(), bytes: writer.bytes, complete: !writer.dead };
+      const kv = admission === undefined ? undefined : { promptTokens: admission.promptTokens, cachedTokens: admission.cachedTokens, prefillMs: admission.prefillMs };
+      remember(this.#sent, requestId, kv === undefined ? record : { ...record, kv });
     };
-    if (path === '/v1/chat/completions' || path === '/v1/completions') {
-      const chat = path === '/v1/chat/completions';
-      this.#prefixCache.lookup(promptBlocks(payload));
-      const tools = chat && Array.isArray(payload['tools']) && payload['tool_choice'] !== 'none';
-      const id = `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`;
-      if (payload['stream'] === true) {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-        await sleep(knobs.ttftMs, gone);
-        this.#ttft.observe((performance.now() - started) / 1000);
-        const events = chat ? chatEvents(this.model, id, knobs, tools, this.#requests) : completionEvents(this.model, id, knobs);
-        for (let i = 0; i < events.length && !writer.dead; i++) {
-          if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
-          await writer.write(events[i] as string);
-        }
-        writer.end(SSE_DONE);
-        finish(200);
-        return;
+    if (path === '/v1/chat/completions' || path === '/v1/completions' || response !== undefined) {
+      const chat = path !== '/v1/completions';
+      const tools = path === '/v1/chat/completions' && Array.isArray(payload['tools']) && payload['tool_choice'] !== 'none';
+      // A Responses API prompt is its chat messages, history included: the template and caches see a chat body.
+      const prompt = response?.prompt ?? payload;
+      if (this.#kv === undefined) this.#prefixCache.lookup(promptBlocks(prompt));
+      // Room for the output is reserved up front; its size hardly depends on the seed.
+      const outputTokens = this.#kv === undefined ? 0 : Math.ceil(Buffer.byteLength(generatedText(knobs, tools, this.#requests)) / TOKEN_BYTES);
+      admission = this.#kv?.admit(prompt, knobs.prefillTps, outputTokens);
+      let output: string | undefined;
+      try {
+        const answer = response === undefined ? undefined : responseFacts(this.model, response, admission);
+        const turn: Turn = { chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, started, prefillMs: admission?.prefillMs ?? 0, response: answer };
+        output = await this.#complete(res, writer, turn, knobs, gone, finish);
+      } finally {
+        if (admission !== undefined) this.#kv?.finish(admission, output);
       }
-      await sleep(knobs.ttftMs + knobs.itlMs * Math.max(0, knobs.outputTokens - 1), gone);
-      if (gone.aborted) return finish(0);
-      this.#ttft.observe(knobs.ttftMs / 1000);
-      const body = chat ? chatCompletion(this.model, id, knobs, tools, this.#requests) : textCompletion(this.model, id, knobs);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      await writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
-      writer.end();
-      finish(200);
+      if (response !== undefined && output !== undefined) this.responses.save(response, output);
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -261,58 +316,68 @@ export class EngineSimulator {
     }
     finish(200);
   }
-}
 
-function created(): number {
-  return 1_700_000_000;
-}
-
-function chatEvents(model: string, id: string, knobs: SimKnobs, tools: boolean, seed: number): string[] {
-  const base = { id, object: 'chat.completion.chunk', created: created(), model };
-  const chunk = (delta: unknown, finish: string | null) => sseEvent({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  const events = [chunk({ role: 'assistant', content: '' }, null)];
-  if (tools) {
-    events.push(chunk({ tool_calls: [{ index: 0, id: `call_${seed}`, type: 'function', function: { name: 'get_weather', arguments: '' } }] }, null));
-    for (const part of fragments(toolArguments(knobs.toolArgsBytes, seed), Math.max(4, knobs.outputTokens))) {
-      events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }, null));
+  /**
+   * A chat or completion answer: the first token after the prefill delay
+   * plus `ttftMs`. Resolves with the text generated (what a client resends as
+   * the assistant's turn), or undefined when the answer did not finish.
+   */
+  async #complete(res: ServerResponse, writer: ResponseWriter, turn: Turn, knobs: SimKnobs, gone: AbortSignal, finish: (status: number) => void): Promise<string | undefined> {
+    const { chat, tools, id, started, prefillMs } = turn;
+    if (turn.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      const streamed = turn.response === undefined ? undefined : responseEvents(turn.response, knobs);
+      // vLLM sends response.created (carrying the id) before the first token.
+      if (streamed !== undefined) await writer.write(streamed.head);
+      await sleep(prefillMs + knobs.ttftMs, gone);
+      this.#ttft.observe((performance.now() - started) / 1000);
+      const seed = this.#requests;
+      const events = streamed?.steps ?? (chat ? chatEvents(this.model, id, knobs, tools, seed) : completionEvents(this.model, id, knobs));
+      for (let i = 0; i < events.length && !writer.dead; i++) {
+        if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
+        await writer.write(events[i] as string);
+      }
+      // A Responses API stream ends with response.completed, no [DONE].
+      writer.end(streamed === undefined ? SSE_DONE : '');
+      finish(200);
+      return writer.dead ? undefined : generatedText(knobs, tools, seed);
     }
-    events.push(chunk({}, 'tool_calls'));
-  } else {
-    for (let i = 0; i < knobs.outputTokens; i++) events.push(chunk({ content: tokenText(i) }, null));
-    events.push(chunk({}, 'stop'));
+    await sleep(prefillMs + knobs.ttftMs + knobs.itlMs * Math.max(0, knobs.outputTokens - 1), gone);
+    if (gone.aborted) {
+      finish(0);
+      return undefined;
+    }
+    this.#ttft.observe((prefillMs + knobs.ttftMs) / 1000);
+    const seed = this.#requests;
+    const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(this.model, id, knobs, tools, seed) : textCompletion(this.model, id, knobs);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    await writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
+    writer.end();
+    finish(200);
+    return writer.dead ? undefined : generatedText(knobs, tools, seed);
   }
-  return events;
 }
 
-function completionEvents(model: string, id: string, knobs: SimKnobs): string[] {
-  const event = (text: string, finish: string | null) =>
-    sseEvent({ id, object: 'text_completion', created: created(), model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] });
-  const events: string[] = [];
-  for (let i = 0; i < knobs.outputTokens; i++) events.push(event(tokenText(i), null));
-  events.push(event('', 'length'));
-  return events;
+/** What {@link EngineSimulator} needs to answer one chat or completion request. */
+interface Turn {
+  readonly chat: boolean;
+  readonly tools: boolean;
+  readonly stream: boolean;
+  /** The response id. */
+  readonly id: string;
+  /** performance.now() when generation began (TTFT is observed from here). */
+  readonly started: number;
+  /** Prefill delay before the first token (ms), on top of ttftMs. */
+  readonly prefillMs: number;
+  /** A Responses API answer instead of chat or completion. */
+  readonly response?: ResponseFacts | undefined;
 }
 
-function chatCompletion(model: string, id: string, knobs: SimKnobs, tools: boolean, seed: number): unknown {
-  let text = '';
-  for (let i = 0; i < knobs.outputTokens; i++) text += tokenText(i);
-  const message = tools
-    ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${seed}`, type: 'function', function: { name: 'get_weather', arguments: toolArguments(knobs.toolArgsBytes, seed) } }] }
-    : { role: 'assistant', content: text };
-  return {
-    id,
-    object: 'chat.completion',
-    created: created(),
-    model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: tools ? 'tool_calls' : 'stop' }],
-    usage: { prompt_tokens: 8, completion_tokens: knobs.outputTokens, total_tokens: 8 + knobs.outputTokens },
-  };
-}
-
-function textCompletion(model: string, id: string, knobs: SimKnobs): unknown {
-  let text = '';
-  for (let i = 0; i < knobs.outputTokens; i++) text += tokenText(i);
-  return { id, object: 'text_completion', created: created(), model, choices: [{ index: 0, text, logprobs: null, finish_reason: 'length' }] };
+/** What a Responses API answer reports: the prompt's tokens from the KV-block model, else estimated from its messages. */
+function responseFacts(model: string, turn: ResponseTurn, admission: KvAdmission | undefined): ResponseFacts {
+  const inputTokens = admission?.promptTokens ?? Math.ceil(Buffer.byteLength(JSON.stringify(turn.messages)) / TOKEN_BYTES);
+  const { id, messageId, previousResponseId, instructions } = turn;
+  return { id, messageId, model, previousResponseId, instructions, inputTokens, cachedTokens: admission?.cachedTokens ?? 0 };
 }
 
 function vllmError(message: string, type: string, code: number): unknown {
