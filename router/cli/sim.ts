@@ -1,17 +1,21 @@
-import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { knobsFromFlags, knobsHelp } from '../../loadtest/sim/knobs.ts';
+/**
+ * `switchyard sim`: the engine simulator. It lives in loadtest/, which
+ * `switchyard serve` must never load (lint forbids static imports of it from
+ * router/), so it is imported on demand, only when this command runs.
+ */
 
-const USAGE = `Usage: switchyard sim --listen HOST:PORT --model NAME [knobs]
+const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [knobs]
 
 Runs the engine simulator (an OpenAI/vLLM look-alike). Knobs (times in ms):
-${knobsHelp()}
+${knobs}
 Each knob can also be set per request with an x-sim-<knob> header.
 `;
 
 /** `switchyard sim`: runs until SIGTERM/SIGINT. */
 export async function sim(argv: readonly string[]): Promise<number> {
+  const [{ EngineSimulator }, { knobsFromFlags, knobsHelp }] = await Promise.all([import('../../loadtest/sim/server.ts'), import('../../loadtest/sim/knobs.ts')]);
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
+    console.log(usage(knobsHelp()));
     return 0;
   }
   let listen = '127.0.0.1:8000';

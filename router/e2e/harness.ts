@@ -146,9 +146,12 @@ export interface RouterProcess {
   readonly exit: Promise<number | null>;
 }
 
-/** Starts `switchyard serve` as a child process and resolves with its ports once it listens. */
-export function startRouterProcess(args: string[]): Promise<RouterProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/**
+ * Starts `switchyard serve` as a child process and resolves with its ports
+ * once it listens. `nodeArgs` go to node before the script (e.g. `--import`).
+ */
+export function startRouterProcess(args: string[], nodeArgs: readonly string[] = []): Promise<RouterProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let buffered = '';

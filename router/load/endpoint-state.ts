@@ -1,9 +1,19 @@
 /**
  * Live state of one endpoint: what its source says, what the router is doing
- * with it, what its engine last reported, and whether it is ejected. Only the
- * load view mutates it; policies and admission read it.
+ * with it, what its engine last reported, and whether it is ejected.
+ *
+ * The state owns its bookkeeping. Everything is readable from outside and
+ * nothing is writable: every change is a method named after what happened
+ * (a request began or settled, a scrape began or arrived, the source
+ * re-described the endpoint, it departed), so the counters that must move
+ * together (in-flight, sent-since-scrape, the scrape marks, the memo of
+ * derived values) can only move together. The load view, which owns the
+ * clock and the set, is the one caller of those methods; scheduling,
+ * admission, metrics and debug views only read.
  */
 import type { Endpoint } from '../../discovery/endpoint.ts';
+import { CompletionRate } from './completion-rate.ts';
+import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSettings } from './ejection.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
@@ -26,7 +36,7 @@ export interface ScrapedLoad {
   readonly at: number;
 }
 
-/** View-wide settings the derived values depend on. */
+/** View-wide settings the derived values depend on; the load view owns and ticks it. */
 export interface LoadClockAndSettings {
   /** Epoch ms, refreshed by the view before each routing decision. */
   readonly now: number;
@@ -36,83 +46,111 @@ export interface LoadClockAndSettings {
   readonly defaultCapacity: number;
   /** The safe start for endpoints of unknown capacity; undefined: none. */
   readonly safeStart?: SafeStartSettings | undefined;
+  /** Outlier ejection tuning. */
+  readonly ejection: EjectionSettings;
 }
+
+/** What others may read of the safe-start limit (its inputs come only through the state). */
+export type SafeStartReadout = Pick<SafeStartLimit, 'value' | 'phase' | 'status'>;
 
 /** Weight of the newest outcome in the error-rate moving average. */
 const ERROR_RATE_ALPHA = 0.1;
-/** Completion-rate window (ms) and the weight of the newest window. */
-const RATE_WINDOW_MS = 1_000;
-const RATE_ALPHA = 0.5;
+/** Requests sent this shortly before a scrape began are taken as not counted by it (ms). */
+const SEND_GUARD_MS = 25;
+/** Send times remembered for that guard. */
+const RECENT_SENDS = 32;
 
+/** One endpoint's live state (see the header): created, told what happens and dropped by the load view; read by everyone else. */
 export class EndpointState {
-  /** The endpoint as its source last described it. */
-  endpoint!: Endpoint;
-  /** `scheme://host:port` of the endpoint, for the HTTP client. */
-  origin = '';
-  /** Path prefix of the endpoint's base URL ('' for none), prepended to request paths. */
-  basePath = '';
-  /** 32-bit hash of the id, for rendezvous hashing. */
-  idHash = 0;
-  /** False once the endpoint has left the endpoint set. */
-  present = true;
-  /** Requests the router has open to this endpoint right now. */
-  inFlight = 0;
-  /** Last successful scrape, if any (kept while stale, for display). */
-  scraped: ScrapedLoad | undefined;
+  #endpoint: Endpoint;
+  #origin = '';
+  #basePath = '';
+  #idHash = 0;
+  #present = true;
+  #inFlight = 0;
+  #scraped: ScrapedLoad | undefined;
   /** Requests ever sent to this endpoint; a request's number is its token. */
-  sentTotal = 0;
+  #sentTotal = 0;
   /** Requests numbered below this were sent before the last applied scrape began, so it counted them. */
-  countedBefore = 0;
-  /** `sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
-  pendingMark = -1;
-  settledSincePendingMark = 0;
-  /** When the last few requests were sent (epoch ms), newest last; see LoadView.markScrapeStart. */
-  readonly recentSends: number[] = [];
-  /** Requests sent since the last scrape that are still open. */
-  sentSinceScrape = 0;
-  /** Requests open at the last scrape that have finished since. */
-  doneSinceScrape = 0;
-  /** Highest `running` seen while the engine had a queue: it was full then. */
-  learnedCapacity: number | undefined;
-  /** Moving average of upstream failures per request, 0-1. */
-  errorRate = 0;
-  /** Failures since the last success. */
-  consecutiveFailures = 0;
-  lastFailureAt: number | undefined;
-  lastFailureKind: UpstreamFailureKind | undefined;
-  /** Ejected from routing until this epoch ms (0: not ejected). */
-  ejectedUntil = 0;
-  /** Ejections so far; the next ejection lasts longer. Reset after a long healthy spell. */
-  ejections = 0;
-  lastEjectedAt = 0;
-  /** The safe-start limit (see safe-start.ts); in force only while no capacity is configured. */
-  readonly safeStart: SafeStartLimit | undefined;
+  #countedBefore = 0;
+  /** `#sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
+  #pendingMark = -1;
+  #settledSincePendingMark = 0;
+  /** When the last few requests were sent (epoch ms), newest last; see {@link markScrapeStart}. */
+  readonly #recentSends: number[] = [];
+  #sentSinceScrape = 0;
+  #doneSinceScrape = 0;
+  #learnedCapacity: number | undefined;
+  #errorRate = 0;
+  #consecutiveFailures = 0;
+  #lastFailureAt: number | undefined;
+  #lastFailureKind: UpstreamFailureKind | undefined;
+  #ejectedUntil = 0;
+  #ejections = 0;
+  #lastEjectedAt = 0;
+  readonly #safeStart: SafeStartLimit | undefined;
+  readonly #completions = new CompletionRate();
   /** Epoch ms the endpoint joined the set. */
   readonly firstSeenAt: number;
   readonly #view: LoadClockAndSettings;
   readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined };
 
+  /** `view` is the load view's clock and settings, read (never written) for every derived value. */
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
-    this.safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart) : undefined;
+    this.#safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart) : undefined;
     this.firstSeenAt = view.now;
-    this.describe(endpoint);
+    this.#endpoint = endpoint;
+    this.#adoptUrl(endpoint.url);
+    this.#idHash = hashString(endpoint.id);
   }
 
-  /** Adopts the source's latest description of the endpoint. */
-  describe(endpoint: Endpoint): void {
-    if (this.endpoint?.url !== endpoint.url) {
-      const url = new URL(endpoint.url);
-      this.origin = url.origin;
-      this.basePath = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-    }
-    if (this.endpoint?.id !== endpoint.id) this.idHash = hashString(endpoint.id);
-    this.endpoint = endpoint;
-    this.#version++;
+  /** The endpoint as its source last described it. */
+  get endpoint(): Endpoint {
+    return this.#endpoint;
   }
 
   get id(): string {
-    return this.endpoint.id;
+    return this.#endpoint.id;
+  }
+
+  /** `scheme://host:port` of the endpoint, for the HTTP client. */
+  get origin(): string {
+    return this.#origin;
+  }
+
+  /** Path prefix of the endpoint's base URL ('' for none), prepended to request paths. */
+  get basePath(): string {
+    return this.#basePath;
+  }
+
+  /** 32-bit hash of the id, for rendezvous hashing. */
+  get idHash(): number {
+    return this.#idHash;
+  }
+
+  /** False once the endpoint has left the endpoint set; never true again (a return gets a new state). */
+  get present(): boolean {
+    return this.#present;
+  }
+
+  /** The source described the endpoint again (it stays in the set). */
+  describe(endpoint: Endpoint): void {
+    if (this.#endpoint.url !== endpoint.url) this.#adoptUrl(endpoint.url);
+    if (this.#endpoint.id !== endpoint.id) this.#idHash = hashString(endpoint.id);
+    this.#endpoint = endpoint;
+    this.#version++;
+  }
+
+  /** The endpoint left the set. Requests still open to it settle here; nothing routes to it again. */
+  depart(): void {
+    this.#present = false;
+  }
+
+  #adoptUrl(href: string): void {
+    const url = new URL(href);
+    this.#origin = url.origin;
+    this.#basePath = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
   }
 
   /**
@@ -121,32 +159,186 @@ export class EndpointState {
    * left with none).
    */
   get routable(): boolean {
-    const e = this.endpoint;
-    return this.present && e.ready && !e.draining && e.models !== undefined && e.models.length > 0;
+    const e = this.#endpoint;
+    return this.#present && e.ready && !e.draining && e.models !== undefined && e.models.length > 0;
   }
 
-  /** True while ejected after repeated failures. */
+  /** Requests the router has open to this endpoint right now (≥ 0). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Requests sent since the last scrape that are still open. */
+  get sentSinceScrape(): number {
+    return this.#sentSinceScrape;
+  }
+
+  /** Requests open at the last scrape that have finished since. */
+  get doneSinceScrape(): number {
+    return this.#doneSinceScrape;
+  }
+
+  /**
+   * A request was sent at the view's clock. Returns its token for
+   * {@link firstByte} and {@link settle}; pair every begin with exactly one settle.
+   */
+  begin(): number {
+    this.#inFlight++;
+    this.#sentSinceScrape++;
+    const sends = this.#recentSends;
+    if (sends.length === RECENT_SENDS) sends.shift();
+    sends.push(this.#view.now);
+    this.#version++;
+    this.#safeStart?.sent(this.#inFlight);
+    return this.#sentTotal++;
+  }
+
+  /** The first response byte of stream `token` arrived `ttfbMs` after it was sent: how fast the engine starts new work. */
+  firstByte(token: number, ttfbMs: number): void {
+    this.#safeStart?.firstByte(token, ttfbMs, this.#inFlight, this.#sentTotal);
+  }
+
+  /**
+   * Request `token` ended at `now` (epoch ms); `failure` is set when the
+   * engine failed it (never for a client that went away or a request the
+   * router refused). `census` is the set, asked how many endpoints are
+   * ejected only when this failure could eject one more. Returns true when
+   * the failure ejected the endpoint. The caller has ticked the view's clock
+   * when the endpoint has a safe start (it reads {@link unscraped}).
+   */
+  settle(token: number, now: number, failure: UpstreamFailureKind | undefined, census: EjectionCensus): boolean {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    // Sent after the last scrape began: it was not in that scrape's numbers.
+    if (token >= this.#countedBefore) this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
+    else this.#doneSinceScrape++;
+    if (this.#pendingMark >= 0 && token >= this.#pendingMark) this.#settledSincePendingMark++;
+    this.#version++;
+    this.#completions.record(now);
+    this.#errorRate += ERROR_RATE_ALPHA * ((failure === undefined ? 0 : 1) - this.#errorRate);
+    this.#safeStart?.completed(this.#inFlight, failure === undefined, this.unscraped);
+    if (failure === undefined) {
+      // One success readmits fully: an endpoint back from ejection on probation is off it.
+      this.#consecutiveFailures = 0;
+      return false;
+    }
+    return this.#recordFailure(failure, now, census);
+  }
+
+  /** Moving average of upstream failures per request, 0-1. */
+  get errorRate(): number {
+    return this.#errorRate;
+  }
+
+  /** Failures since the last success. */
+  get consecutiveFailures(): number {
+    return this.#consecutiveFailures;
+  }
+
+  /** Epoch ms of the last failure, if any. */
+  get lastFailureAt(): number | undefined {
+    return this.#lastFailureAt;
+  }
+
+  get lastFailureKind(): UpstreamFailureKind | undefined {
+    return this.#lastFailureKind;
+  }
+
+  /** Ejected from routing until this epoch ms (0: never ejected). */
+  get ejectedUntil(): number {
+    return this.#ejectedUntil;
+  }
+
+  /** Ejections so far; the next lasts longer. Reset after a long healthy spell. */
+  get ejections(): number {
+    return this.#ejections;
+  }
+
+  /** Epoch ms the last ejection began (0: never ejected). */
+  get lastEjectedAt(): number {
+    return this.#lastEjectedAt;
+  }
+
+  /** True while ejected after repeated failures, at the view's clock. */
   get ejected(): boolean {
-    return this.ejectedUntil > this.#view.now;
+    return this.#ejectedUntil > this.#view.now;
+  }
+
+  #recordFailure(kind: UpstreamFailureKind, now: number, census: EjectionCensus): boolean {
+    this.#consecutiveFailures++;
+    this.#lastFailureAt = now;
+    this.#lastFailureKind = kind;
+    const settings = this.#view.ejection;
+    const ordinal = nextEjection(this, kind, now, settings, census);
+    if (ordinal === 0) return false;
+    this.#ejections = ordinal;
+    this.#lastEjectedAt = now;
+    this.#ejectedUntil = now + ejectionLength(ordinal, settings);
+    // Back in after the interval on probation: the next failure ejects again, a success clears it.
+    this.#consecutiveFailures = settings.consecutiveFailures - 1;
+    return true;
+  }
+
+  /** Last successful scrape, if any (kept while stale, for display). */
+  get scraped(): ScrapedLoad | undefined {
+    return this.#scraped;
+  }
+
+  /** Highest `running` seen while the engine had a queue: it was full then. */
+  get learnedCapacity(): number | undefined {
+    return this.#learnedCapacity;
+  }
+
+  /** A scrape began after the last one recorded (and may still be out, or have failed). */
+  get awaitingScrape(): boolean {
+    return this.#pendingMark >= 0;
+  }
+
+  /**
+   * A scrape of the engine is about to be sent at `now` (epoch ms). Requests
+   * sent from now on may or may not reach the engine before it answers, so
+   * the scrape will be taken not to count them (over-counting load is the
+   * safe error).
+   */
+  markScrapeStart(now: number): void {
+    // A request sent just before the scrape may still be on its way to the engine when the
+    // engine answers the scrape (they travel on different connections): treat it as uncounted.
+    const sends = this.#recentSends;
+    let recent = 0;
+    for (let i = sends.length - 1; i >= 0 && now - (sends[i] as number) <= SEND_GUARD_MS; i--) recent++;
+    this.#pendingMark = this.#sentTotal - recent;
+    this.#settledSincePendingMark = 0;
+  }
+
+  /**
+   * A scrape of the engine succeeded at `now` (epoch ms): gauges summed over
+   * the models it serves, KV-cache usage as the highest. Requests sent before
+   * the scrape began are now counted by the engine itself.
+   */
+  recordScrape(models: ReadonlyMap<string, ModelGauges>, now: number): void {
+    let waiting = 0;
+    let running = 0;
+    let kv: number | undefined;
+    for (const gauges of models.values()) {
+      waiting += gauges.waiting;
+      running += gauges.running;
+      if (gauges.kvCacheUsage !== undefined) kv = Math.max(kv ?? 0, gauges.kvCacheUsage);
+    }
+    this.#scraped = { waiting, running, kvCacheUsage: kv, models, at: now };
+    const mark = this.#pendingMark >= 0 ? this.#pendingMark : this.#sentTotal;
+    this.#countedBefore = mark;
+    this.#sentSinceScrape = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
+    this.#doneSinceScrape = 0;
+    this.#pendingMark = -1;
+    this.#version++;
+    // A queue means the engine was full: what was running then is its capacity.
+    if (waiting > 0 && running > (this.#learnedCapacity ?? 0)) this.#learnedCapacity = running;
+    // What the scrape counted of ours: open requests sent before it began.
+    this.#safeStart?.scraped(waiting, running, this.#inFlight - this.#sentSinceScrape, this.#learnedCapacity);
   }
 
   /** The last scrape is missing or older than the max age: routing uses in-flight counts. */
   get stale(): boolean {
-    return this.scraped === undefined || this.#view.now - this.scraped.at > this.#view.maxScrapeAgeMs;
-  }
-
-  /** Max concurrent sequences: from the source, else learned at saturation, else unknown. */
-  get capacity(): number | undefined {
-    return this.endpoint.capacity ?? this.learnedCapacity;
-  }
-
-  /**
-   * Requests this replica may have open to the endpoint before it counts as
-   * saturated: the safe-start limit while no capacity is configured (the
-   * configured capacity wins), else undefined (no limit).
-   */
-  get concurrencyLimit(): number | undefined {
-    return this.endpoint.capacity === undefined ? this.safeStart?.value : undefined;
+    return this.#scraped === undefined || this.#view.now - this.#scraped.at > this.#view.maxScrapeAgeMs;
   }
 
   /**
@@ -156,7 +348,7 @@ export class EndpointState {
    * still holds what was learned.
    */
   get unscraped(): boolean {
-    return this.scraped === undefined && this.#view.now - this.firstSeenAt > this.#view.maxScrapeAgeMs;
+    return this.#scraped === undefined && this.#view.now - this.firstSeenAt > this.#view.maxScrapeAgeMs;
   }
 
   /**
@@ -166,7 +358,26 @@ export class EndpointState {
    * read it, routing reads {@link stale}.
    */
   get scrapeAgeMs(): number {
-    return Math.max(0, this.#view.now - (this.scraped?.at ?? this.firstSeenAt));
+    return Math.max(0, this.#view.now - (this.#scraped?.at ?? this.firstSeenAt));
+  }
+
+  /** Max concurrent sequences: from the source, else learned at saturation, else unknown. */
+  get capacity(): number | undefined {
+    return this.#endpoint.capacity ?? this.#learnedCapacity;
+  }
+
+  /** The safe-start limit (see safe-start.ts), if enabled; in force only while no capacity is configured. */
+  get safeStart(): SafeStartReadout | undefined {
+    return this.#safeStart;
+  }
+
+  /**
+   * Requests this replica may have open to the endpoint before it counts as
+   * saturated: the safe-start limit while no capacity is configured (the
+   * configured capacity wins), else undefined (no limit).
+   */
+  get concurrencyLimit(): number | undefined {
+    return this.#endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
   }
 
   /** See {@link estimatedWaiting}. */
@@ -186,17 +397,10 @@ export class EndpointState {
 
   /** KV-cache usage 0-1 from a fresh scrape; 0 when unknown or stale. */
   get kvCacheUsage(): number {
-    return this.stale ? 0 : (this.scraped?.kvCacheUsage ?? 0);
+    return this.stale ? 0 : (this.#scraped?.kvCacheUsage ?? 0);
   }
 
-  /**
-   * The load view calls this after every change to the counts or the
-   * scrape, so derived values are recomputed.
-   */
-  touch(): void {
-    this.#version++;
-  }
-
+  /** Bumped by every change to the counts, the scrape or the description, so derived values are recomputed. */
   #version = 0;
   #memoVersion = -1;
   #memoNow = Number.NaN;
@@ -210,10 +414,10 @@ export class EndpointState {
     const memo = this.#memo;
     if (this.#memoVersion === this.#version && this.#memoNow === this.#view.now) return memo;
     const inputs = this.#scratch;
-    inputs.scraped = this.stale ? undefined : this.scraped;
-    inputs.sentSinceScrape = this.sentSinceScrape;
-    inputs.doneSinceScrape = this.doneSinceScrape;
-    inputs.inFlight = this.inFlight;
+    inputs.scraped = this.stale ? undefined : this.#scraped;
+    inputs.sentSinceScrape = this.#sentSinceScrape;
+    inputs.doneSinceScrape = this.#doneSinceScrape;
+    inputs.inFlight = this.#inFlight;
     inputs.capacity = this.capacity;
     memo.estimatedWaiting = estimatedWaiting(inputs);
     memo.wouldQueue = wouldQueue(inputs);
@@ -228,34 +432,6 @@ export class EndpointState {
    * the engine drains, which sets the Retry-After of a shed request.
    */
   completionRate(now: number): number {
-    this.#rollRateWindow(now);
-    return this.#completionRate;
-  }
-
-  /** Counts one finished request at `now` (epoch ms). */
-  recordCompletion(now: number): void {
-    this.#rollRateWindow(now);
-    this.#windowCount++;
-  }
-
-  #completionRate = 0;
-  #windowStart = 0;
-  #windowCount = 0;
-
-  #rollRateWindow(now: number): void {
-    const elapsed = now - this.#windowStart;
-    if (elapsed < RATE_WINDOW_MS) return;
-    // Fold the finished window in, then decay for any empty windows after it.
-    const windows = Math.floor(elapsed / RATE_WINDOW_MS);
-    const rate = (this.#windowCount * 1000) / RATE_WINDOW_MS;
-    this.#completionRate = this.#windowStart === 0 ? rate : this.#completionRate + RATE_ALPHA * (rate - this.#completionRate);
-    this.#completionRate *= (1 - RATE_ALPHA) ** (windows - 1);
-    this.#windowStart = now;
-    this.#windowCount = 0;
-  }
-
-  /** Folds one request outcome into the error rate. */
-  recordOutcome(failed: boolean): void {
-    this.errorRate += ERROR_RATE_ALPHA * ((failed ? 1 : 0) - this.errorRate);
+    return this.#completions.at(now);
   }
 }

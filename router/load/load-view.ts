@@ -5,7 +5,7 @@
  * Everything is read synchronously; nothing here does I/O.
  */
 import type { EndpointSet } from '../../discovery/endpoint.ts';
-import { recordFailure, type EjectionSettings } from './ejection.ts';
+import type { EjectionSettings } from './ejection.ts';
 import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
 import type { SafeStartSettings } from './safe-start.ts';
@@ -30,21 +30,21 @@ export type EjectionListener = (state: EndpointState, untilMs: number) => void;
 export type DepartureListener = (state: EndpointState) => void;
 
 const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
-/** Requests sent this shortly before a scrape began are taken as not counted by it (ms). */
-const SEND_GUARD_MS = 25;
-/** Send times remembered per endpoint for that guard. */
-const RECENT_SENDS = 32;
 
-/** Owns the {@link EndpointState}s and indexes them by model. */
+/**
+ * Owns the {@link EndpointState}s, the clock they read and the set they
+ * belong to, and indexes them by model. Each state keeps its own books; the
+ * view tells it what happened, with the time, and relays ejections and
+ * departures to listeners.
+ */
 export class LoadView {
   #states = new Map<string, EndpointState>();
   #byModel = new Map<string, readonly EndpointState[]>();
   #knownModels = new Set<string>();
   #version = 0;
   #synced = false;
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined };
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; ejection: EjectionSettings };
   readonly #readClock: () => number;
-  readonly #ejection: EjectionSettings;
   onEjection: EjectionListener | undefined;
   /**
    * Hears every departure. This view is the one place that decides whether
@@ -55,8 +55,7 @@ export class LoadView {
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
-    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart };
-    this.#ejection = settings.ejection;
+    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, ejection: settings.ejection };
   }
 
   /** Time and settings the endpoint states derive their values from. */
@@ -95,7 +94,7 @@ export class LoadView {
     const departed: EndpointState[] = [];
     for (const [id, prior] of this.#states) {
       if (next.has(id)) continue;
-      prior.present = false;
+      prior.depart();
       departed.push(prior);
     }
     this.#states = next;
@@ -151,14 +150,7 @@ export class LoadView {
    * {@link settle}; pair every begin with exactly one settle.
    */
   begin(state: EndpointState): number {
-    state.inFlight++;
-    state.sentSinceScrape++;
-    const sends = state.recentSends;
-    if (sends.length === RECENT_SENDS) sends.shift();
-    sends.push(this.#clock.now);
-    state.touch();
-    state.safeStart?.sent(state.inFlight);
-    return state.sentTotal++;
+    return state.begin();
   }
 
   /**
@@ -166,7 +158,7 @@ export class LoadView {
    * `ttfbMs` after it was sent: how fast the engine starts new work.
    */
   firstByte(state: EndpointState, token: number, ttfbMs: number): void {
-    state.safeStart?.firstByte(token, ttfbMs, state.inFlight, state.sentTotal);
+    state.firstByte(token, ttfbMs);
   }
 
   /**
@@ -174,29 +166,10 @@ export class LoadView {
    * (never for a client that went away or a request the router refused).
    */
   settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void {
-    state.inFlight = Math.max(0, state.inFlight - 1);
-    // Sent after the last scrape began: it was not in that scrape's numbers.
-    if (token >= state.countedBefore) state.sentSinceScrape = Math.max(0, state.sentSinceScrape - 1);
-    else state.doneSinceScrape++;
-    if (state.pendingMark >= 0 && token >= state.pendingMark) state.settledSincePendingMark++;
-    state.touch();
-    state.recordCompletion(this.#readClock());
-    state.recordOutcome(failure !== undefined);
-    if (state.safeStart !== undefined) {
-      this.tick();
-      state.safeStart.completed(state.inFlight, failure === undefined, state.unscraped);
-    }
-    if (failure === undefined) {
-      state.consecutiveFailures = 0;
-      return;
-    }
     const now = this.#readClock();
-    state.consecutiveFailures++;
-    state.lastFailureAt = now;
-    state.lastFailureKind = failure;
-    if (recordFailure(state, failure, now, this.#ejection, this.ejectedCount(now), this.#states.size)) {
-      this.onEjection?.(state, state.ejectedUntil);
-    }
+    // The safe start reads whether the endpoint was ever scraped, at the current time.
+    if (state.safeStart !== undefined) this.#clock.now = now;
+    if (state.settle(token, now, failure, this)) this.onEjection?.(state, state.ejectedUntil);
   }
 
   /** Endpoints ejected at `now`. */
@@ -212,13 +185,7 @@ export class LoadView {
    * be taken not to count them (over-counting load is the safe error).
    */
   markScrapeStart(state: EndpointState): void {
-    // A request sent just before the scrape may still be on its way to the engine when the
-    // engine answers the scrape (they travel on different connections): treat it as uncounted.
-    const now = this.#readClock();
-    let recent = 0;
-    for (let i = state.recentSends.length - 1; i >= 0 && now - (state.recentSends[i] as number) <= SEND_GUARD_MS; i--) recent++;
-    state.pendingMark = state.sentTotal - recent;
-    state.settledSincePendingMark = 0;
+    state.markScrapeStart(this.#readClock());
   }
 
   /**
@@ -227,24 +194,6 @@ export class LoadView {
    * scrape began are now counted by the engine itself.
    */
   recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void {
-    let waiting = 0;
-    let running = 0;
-    let kv: number | undefined;
-    for (const gauges of models.values()) {
-      waiting += gauges.waiting;
-      running += gauges.running;
-      if (gauges.kvCacheUsage !== undefined) kv = Math.max(kv ?? 0, gauges.kvCacheUsage);
-    }
-    state.scraped = { waiting, running, kvCacheUsage: kv, models, at: this.#readClock() };
-    const mark = state.pendingMark >= 0 ? state.pendingMark : state.sentTotal;
-    state.countedBefore = mark;
-    state.sentSinceScrape = Math.min(state.inFlight, Math.max(0, state.sentTotal - mark - state.settledSincePendingMark));
-    state.doneSinceScrape = 0;
-    state.pendingMark = -1;
-    state.touch();
-    // A queue means the engine was full: what was running then is its capacity.
-    if (waiting > 0 && running > (state.learnedCapacity ?? 0)) state.learnedCapacity = running;
-    // What the scrape counted of ours: open requests sent before it began.
-    state.safeStart?.scraped(waiting, running, state.inFlight - state.sentSinceScrape, state.learnedCapacity);
+    state.recordScrape(models, this.#readClock());
   }
 }

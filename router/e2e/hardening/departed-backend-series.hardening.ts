@@ -109,7 +109,7 @@ test('regression: metric series of departed endpoints came back when a late scra
     const leavingIds = new Set(leaving.map((e) => e.url));
     const leavingStates = [...router.view.all()].filter((s) => leavingIds.has(s.id));
     // A scrape has begun (and, with /metrics hanging and a one-minute timeout, is still out).
-    await waitFor(() => leavingStates.every((s) => s.pendingMark >= 0));
+    await waitFor(() => leavingStates.every((s) => s.awaitingScrape));
 
     // Round robin over six endpoints, one stream at a time: one stream per engine.
     const streams = new Map<string, ReturnType<typeof openStream>>();
