@@ -21,7 +21,6 @@ import { LoadView } from './load/load-view.ts';
 import { createLogger, type Logger } from './log.ts';
 import { RouterMetrics } from './metrics/metrics.ts';
 import { AdmissionControl } from './admission/admission-control.ts';
-import { Director } from './admission/director.ts';
 import { EventLoopLagMonitor } from './admission/event-loop-lag.ts';
 import { fitToFileLimit } from './admission/router-pressure.ts';
 import { ShedLog } from './admission/shed-log.ts';
@@ -30,7 +29,8 @@ import { RetryBudget } from './proxy/retry-budget.ts';
 import type { EndpointState } from './load/endpoint-state.ts';
 import { fetchText } from '../discovery/upstream-body.ts';
 import { Scraper } from './load/scraper.ts';
-import { PolicyRegistry } from './policy/registry.ts';
+import { ProfileRegistry } from './scheduling/presets.ts';
+import { Scheduler } from './scheduling/scheduler.ts';
 import { Forwarder } from './proxy/forwarder.ts';
 import { EngineCredentials } from './proxy/engine-credentials.ts';
 import { createAdminApp } from './server/admin-app.ts';
@@ -39,10 +39,15 @@ import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { adapterErrorResponse, createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
-import { BodyBudget } from './server/body-budget.ts';
+import { BodyBudget } from './request/body-budget.ts';
 import { ConnectionGuard } from './server/connection-guard.ts';
-import { SlowBodyWatch } from './server/slow-body-watch.ts';
-import { createTrafficListener } from './server/traffic-listener.ts';
+import { SlowBodyWatch } from './request/slow-body-watch.ts';
+import { answerer, createTrafficListener } from './server/traffic-listener.ts';
+import { BodyReader } from './request/body-reader.ts';
+import { Classifier } from './request/classify.ts';
+import { RequestLifecycle } from './request/lifecycle.ts';
+import { PrefixGroups } from './load/prefix-groups.ts';
+import { ResponsePins } from './load/response-pins.ts';
 import { trustedProxies } from './server/trusted-proxies.ts';
 
 /** Ports actually bound (useful when configured as 0). */
@@ -164,10 +169,10 @@ export class Router {
         recovered: (state, failedForMs) => this.logger.info({ backend: state.id, failedForMs }, 'scraping engine metrics recovered'),
       },
     );
-    const policies = new PolicyRegistry(config.routing, Math.random);
-    const director = new Director({
+    const profiles = new ProfileRegistry(config.routing, Math.random);
+    const scheduler = new Scheduler<EndpointState>({
       view: this.view,
-      policyFor: (model) => policies.forModel(model),
+      profiles,
       thresholds: { ...config.admission, maxInFlightPerEndpoint: perEndpointCap(config.admission.maxInFlightPerEndpoint, config.upstream.connectionsPerEndpoint) },
       countDecision: (policy, outcome) => this.metrics.countDecision(policy, outcome),
     });
@@ -176,7 +181,7 @@ export class Router {
       this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits }, 'router caps lowered to fit the open-file limit');
     }
     const admission = new AdmissionControl<EndpointState>({
-      decide: (facts, priority) => director.decide(facts, priority),
+      decide: (facts, priority) => scheduler.schedule(facts, priority),
       queue,
       limits: fitted.limits,
       // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
@@ -209,18 +214,26 @@ export class Router {
       readiness: readinessState,
       startedAtS: Math.floor(Date.now() / 1000),
     });
-    const trafficListener = createTrafficListener({
-      view: this.view,
+    const classifier = new Classifier({
+      models: this.view,
+      sessionHeader: config.routing.sessionHeader,
+      sessionFromUser: config.routing.sessionFromUser,
+      defaultModel: config.routing.defaultModel,
+      usesPrefix: (model) => profiles.usesPrefix(model),
+      groups: new PrefixGroups({ maxGroups: config.routing.prefix.maxGroups }),
+      pins: new ResponsePins(),
+      now: Date.now,
+    });
+    const lifecycle = new RequestLifecycle({
+      priority: { header: config.admission.priorityHeader, trusted: trustedProxies(config.server.trustedProxies) },
       admission,
-      priorityHeader: config.admission.priorityHeader,
-      trustedClient: trustedProxies(config.server.trustedProxies),
+      // The canonical prompt prefix is read only when a profile hashes it.
+      reader: new BodyReader(bodyBudget, new SlowBodyWatch({ minBytesPerSecond: config.server.minBodyBytesPerSecond, graceMs: config.server.bodyRateGraceMs }), {
+        ...config.server,
+        promptPrefixBytes: profiles.anyUsesPrefix ? config.routing.prefix.prefixBytes : 0,
+      }),
+      classifier,
       forward: (request) => forwarder.forward(request),
-      countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
-      observeShed: (seconds) => this.metrics.observeShedDuration(seconds),
-      countShed: (reason, priority) => this.metrics.countShed(reason, priority),
-      bodyBudget,
-      slowBodies: new SlowBodyWatch({ minBytesPerSecond: config.server.minBodyBytesPerSecond, graceMs: config.server.bodyRateGraceMs }),
-      connections,
       inFlight: {
         increment: () => this.#inFlight++,
         decrement: () => {
@@ -229,14 +242,19 @@ export class Router {
           queue.notify();
         },
       },
+      answer: answerer,
+      observer: {
+        countRequest: (route, model, status) => this.metrics.countRequest(route, model, status),
+        observeShed: (seconds) => this.metrics.observeShedDuration(seconds),
+        countShed: (reason, priority) => this.metrics.countShed(reason, priority),
+      },
+      requestIdHeader: config.requestIdHeader,
+    });
+    const trafficListener = createTrafficListener({
+      lifecycle,
+      connections,
       closing: () => this.lifecycle.closing,
       fallback: nodeListener(control.fetch),
-      // Prompt prefixes are scanned once routing uses them (prefix affinity); until then, none.
-      limits: { ...config.server, promptPrefixBytes: 0 },
-      requestIdHeader: config.requestIdHeader,
-      sessionHeader: config.routing.sessionHeader,
-      sessionFromUser: config.routing.sessionFromUser,
-      defaultModel: config.routing.defaultModel,
     });
     const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
     this.#traffic = createHttpServer(config.server, trafficListener, onServerError);

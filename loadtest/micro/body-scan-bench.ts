@@ -14,8 +14,8 @@
  */
 import { parseArgs } from 'node:util';
 import { SwitchyardError } from '../../router/errors/errors.ts';
-import { JsonBodyScanner } from '../../router/server/json-body-scanner.ts';
-import { multipartBodyFacts } from '../../router/server/routing-facts.ts';
+import { JsonBodyScanner } from '../../router/request/json-body-scanner.ts';
+import { multipartBodyFacts } from '../../router/request/routing-facts.ts';
 import { deeplyNestedBody, manySmallArraysBody, tinyBoundaryMultipartBody } from '../bench/hostile-bodies.ts';
 
 const { values } = parseArgs({ options: { repeat: { type: 'string', default: '3' } } });

@@ -7,9 +7,9 @@
  * rejections per second.
  */
 import { SwitchyardError } from '../errors/errors.ts';
-import type { RequestFacts } from '../policy/policy.ts';
-import type { AdmissionDecision } from './admission.ts';
-import type { Priority } from './priority.ts';
+import type { RequestFacts } from '../scheduling/candidate.ts';
+import type { Schedule } from '../scheduling/profile.ts';
+import type { Priority } from '../scheduling/priority.ts';
 import { pressureReason, type PressureGauges, type PressureLimits, type PressureReason } from './router-pressure.ts';
 import { retryAfterSeconds, type DrainInputs } from './retry-after.ts';
 import type { WaitQueue } from './wait-queue.ts';
@@ -27,7 +27,7 @@ export interface AdmissionObserver {
 
 /** Collaborators of {@link AdmissionControl}. */
 export interface AdmissionControlDeps<T extends DrainInputs> {
-  decide(facts: RequestFacts, priority: Priority): AdmissionDecision<T>;
+  decide(facts: RequestFacts, priority: Priority): Schedule<T>;
   readonly queue: WaitQueue<T>;
   readonly limits: PressureLimits;
   gauges(): PressureGauges;

@@ -1,31 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { admit } from './admission.ts';
-import { isSaturated } from './saturation.ts';
-import { PRIORITY_LIMITS, parsePriority } from './priority.ts';
+import { isSaturated } from '../scheduling/filters/saturation.ts';
+import { PRIORITY_LIMITS, parsePriority } from '../scheduling/priority.ts';
 import { fitToFileLimit, pressureReason } from './router-pressure.ts';
 import { retryAfterSeconds } from './retry-after.ts';
 import { RetryBudget } from '../proxy/retry-budget.ts';
-
-describe('admission decision', () => {
-  const saturated = (e: string) => e.startsWith('sat');
-  it('admits to the first endpoint that is not saturated, with the next one as the retry target', () => {
-    assert.deepEqual(admit('m', ['sat1', 'a', 'sat2', 'b'], saturated), { kind: 'admit', attempts: ['a', 'b'] });
-  });
-  it('falls back to a saturated endpoint as the retry target rather than none', () => {
-    assert.deepEqual(admit('m', ['sat1', 'a'], saturated), { kind: 'admit', attempts: ['a', 'sat1'] });
-    assert.deepEqual(admit('m', ['a'], saturated), { kind: 'admit', attempts: ['a'] });
-  });
-  it('reports saturation when every candidate is saturated, and rejects with 503 when there is none', () => {
-    assert.deepEqual(admit('m', ['sat1', 'sat2'], saturated), { kind: 'saturated', candidates: ['sat1', 'sat2'] });
-    const none = admit('m', [], saturated);
-    assert.equal(none.kind, 'reject');
-    if (none.kind === 'reject') {
-      assert.equal(none.error.status, 503);
-      assert.ok((none.error.retryAfterSeconds ?? 0) >= 1);
-    }
-  });
-});
 
 describe('saturation', () => {
   const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };

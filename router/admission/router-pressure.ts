@@ -5,7 +5,7 @@
  * priority is shed first.
  */
 import { readFileSync } from 'node:fs';
-import { PRIORITY_LIMITS, type Priority } from './priority.ts';
+import { PRIORITY_LIMITS, type Priority } from '../scheduling/priority.ts';
 
 /** Router-wide limits. */
 export interface PressureLimits {

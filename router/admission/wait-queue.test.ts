@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AdmissionDecision } from './admission.ts';
+import type { Schedule } from '../scheduling/profile.ts';
 import { WaitQueue } from './wait-queue.ts';
 
-const saturated: AdmissionDecision<string> = { kind: 'saturated', candidates: ['e'] };
+const saturated: Schedule<string> = { kind: 'saturated', candidates: ['e'] };
 
 describe('wait queue', () => {
   it('admits waiters in priority order, first come first served within a priority, once capacity frees up', async () => {
@@ -12,7 +12,7 @@ describe('wait queue', () => {
     const order: string[] = [];
     const enqueue = (name: string, priority: 'high' | 'normal' | 'low') =>
       queue
-        .wait(priority, () => (free > 0 ? (free--, { kind: 'admit', attempts: [name] }) : saturated), new AbortController().signal)
+        .wait(priority, () => (free > 0 ? (free--, { kind: 'admit', attempts: [name], outcome: 'least_load' }) : saturated), new AbortController().signal)
         .then(() => order.push(name));
     const all = [enqueue('n1', 'normal'), enqueue('l1', 'low'), enqueue('h1', 'high'), enqueue('n2', 'normal')];
     assert.equal(queue.length, 4);

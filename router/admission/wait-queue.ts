@@ -5,8 +5,8 @@
  * order and first-come first-served within a priority; it leaves when its
  * client disconnects, and is shed when its wait passes `maxWaitMs`.
  */
-import type { AdmissionDecision } from './admission.ts';
-import { priorityRank, type Priority } from './priority.ts';
+import type { Schedule } from '../scheduling/profile.ts';
+import { priorityRank, type Priority } from '../scheduling/priority.ts';
 
 /** Queue bounds. */
 export interface WaitQueueSettings {
@@ -18,7 +18,7 @@ export interface WaitQueueSettings {
 
 /** How a wait ended. */
 export type WaitOutcome<T> =
-  | AdmissionDecision<T>
+  | Schedule<T>
   | { readonly kind: 'expired' }
   | { readonly kind: 'full' }
   | { readonly kind: 'gone' };
@@ -26,7 +26,7 @@ export type WaitOutcome<T> =
 interface Waiter<T> {
   readonly rank: number;
   readonly enqueuedAt: number;
-  readonly decide: () => AdmissionDecision<T>;
+  readonly decide: () => Schedule<T>;
   readonly finish: (outcome: WaitOutcome<T>) => void;
 }
 
@@ -56,7 +56,7 @@ export class WaitQueue<T> {
    * full queue. Resolves `full` at once when the queue is full of work at
    * least as important.
    */
-  wait(priority: Priority, decide: () => AdmissionDecision<T>, signal: AbortSignal): Promise<WaitOutcome<T>> {
+  wait(priority: Priority, decide: () => Schedule<T>, signal: AbortSignal): Promise<WaitOutcome<T>> {
     const rank = priorityRank(priority);
     if (this.#waiters.length >= this.#settings.maxLength && !this.#evictBelow(rank)) return Promise.resolve({ kind: 'full' });
     return new Promise((resolve) => {

@@ -90,6 +90,8 @@ export interface ForwardRequest {
   readonly arrivedAt: number;
   /** Called exactly once when the exchange is over, with the status the client got (0 if none). */
   readonly onDone: (status: number) => void;
+  /** Called with the first body chunk of a successful (2xx) answer and the endpoint that sent it; must not keep or change the chunk. */
+  readonly onFirstBody?: ((target: EndpointState, chunk: Buffer) => void) | undefined;
 }
 
 const SSE_ERROR_EVENT = `data: ${JSON.stringify({
@@ -298,6 +300,7 @@ class Attempt implements Dispatcher.DispatchHandler {
         if (this.status < 300) exchange.deps.load.firstByte(this.target, this.loadToken, exchange.firstByteAt - this.sentAt);
       }
       exchange.writeHead(this.status, this.headers ?? {});
+      if (this.status < 300) exchange.request.onFirstBody?.(this.target, chunk);
     }
     if (chunk.length >= 2) exchange.tail = chunk.toString('latin1', chunk.length - 2);
     else exchange.tail = (exchange.tail + chunk.toString('latin1')).slice(-2);

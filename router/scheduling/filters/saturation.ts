@@ -1,5 +1,5 @@
 /**
- * When an endpoint should take no more work. Saturation uses *estimated
+ * Filter: saturation by priority. When an endpoint should take no more work. Saturation uses *estimated
  * waiting* (queued work), never the in-flight count alone: an engine with
  * free batch slots is not saturated however many requests the router has
  * open to it (see router/load/load-formulas.ts). The exceptions are limits
@@ -7,7 +7,7 @@
  * cap, and the safe start of an engine whose capacity is unknown
  * (router/load/safe-start.ts).
  */
-import { PRIORITY_LIMITS, type Priority } from './priority.ts';
+import { PRIORITY_LIMITS, type Priority } from '../priority.ts';
 
 /** Saturation thresholds. */
 export interface SaturationThresholds {
@@ -46,4 +46,22 @@ export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationTh
     (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit) ||
     (thresholds.maxInFlightPerEndpoint > 0 && endpoint.inFlight >= thresholds.maxInFlightPerEndpoint)
   );
+}
+
+/**
+ * Moves the candidates of `pool[0..n)` that are saturated for the request
+ * out of the pool into `overflow` (both keep their order). Returns the count
+ * left in the pool; `overflow` gets `n` minus that. A saturated endpoint is
+ * no first choice, but stays a retry target: after a failed connect, a queue
+ * at another engine beats an error.
+ */
+export function splitSaturated<T>(candidates: readonly T[], saturated: (endpoint: T) => boolean, pool: Uint32Array, n: number, overflow: Uint32Array): number {
+  let kept = 0;
+  let spilled = 0;
+  for (let i = 0; i < n; i++) {
+    const index = pool[i] as number;
+    if (saturated(candidates[index] as T)) overflow[spilled++] = index;
+    else pool[kept++] = index;
+  }
+  return kept;
 }

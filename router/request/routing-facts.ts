@@ -7,6 +7,7 @@
  */
 import { SwitchyardError } from '../errors/errors.ts';
 import { JsonBodyScanner, type JsonScanLimits } from './json-body-scanner.ts';
+import type { PromptKind } from '../scheduling/prefix-keys.ts';
 
 /** Facts read from the body. */
 export interface BodyFacts {
@@ -15,8 +16,16 @@ export interface BodyFacts {
   readonly stream: boolean;
   /** The OpenAI `user` field, when a non-empty string. */
   readonly user: string | undefined;
+  /** vLLM's `cache_salt` (JSON bodies); see JsonBodyFacts. */
+  readonly cacheSalt: string | undefined;
+  /** The Responses API `previous_response_id` (JSON bodies); see JsonBodyFacts. */
+  readonly previousResponseId: string | undefined;
   /** Canonical prompt prefix (JSON bodies, when configured); see JsonBodyFacts. */
   readonly promptPrefix: Buffer | undefined;
+  /** Chat or completion prompt (JSON bodies); see JsonBodyFacts. */
+  readonly promptKind: PromptKind | undefined;
+  /** The prompt goes on past `promptPrefix`; see JsonBodyFacts. */
+  readonly promptTruncated: boolean;
 }
 
 /**
@@ -69,7 +78,16 @@ export function multipartBodyFacts(body: Buffer, contentType: string): BodyFacts
     else if (field?.name === 'stream') stream = field.value().trim() === 'true';
     start = next;
   }
-  return { model: model === '' ? undefined : model, stream, user: undefined, promptPrefix: undefined };
+  return {
+    model: model === '' ? undefined : model,
+    stream,
+    user: undefined,
+    cacheSalt: undefined,
+    previousResponseId: undefined,
+    promptPrefix: undefined,
+    promptKind: undefined,
+    promptTruncated: false,
+  };
 }
 
 /** The name of one form part and a reader of its (bounded) text value. */

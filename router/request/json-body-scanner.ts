@@ -11,15 +11,18 @@
  * - Cost is one pass over the bytes in chunk-sized slices (interleaved with
  *   other work on the loop), and memory is a fixed depth stack plus bounded
  *   captures: no object is built for the body, however large.
- * - Only top-level fields are read (`model`, `stream`, `user`, and the raw
- *   prompt: `messages` or `prompt`); a duplicate key takes the last value,
- *   as `JSON.parse` and the engines' Python parsers do.
+ * - Only top-level fields are read (`model`, `stream`, `user`, `cache_salt`,
+ *   `previous_response_id`, and the raw prompt: `messages`, `prompt` or
+ *   `input`); a duplicate key takes the last value, as `JSON.parse` and the
+ *   engines' Python parsers do.
  * - Syntax is RFC 8259 exactly (strings, escapes, numbers, literals), so the
  *   engines never see a body the router called valid but is not. UTF-8 is
  *   checked once over the whole body at the end (native, fast).
  */
 import { isUtf8 } from 'node:buffer';
 import { SwitchyardError } from '../errors/errors.ts';
+import { SHORT_STRING, stringEnd } from '../scheduling/json-strings.ts';
+import type { PromptKind } from '../scheduling/prefix-keys.ts';
 
 /** Limits of one scan. */
 export interface JsonScanLimits {
@@ -36,13 +39,30 @@ export interface JsonBodyFacts {
   /** The OpenAI `user` field, when a non-empty string. */
   readonly user: string | undefined;
   /**
+   * vLLM's `cache_salt`, when a non-empty string: requests with different
+   * salts never share prefix-cache blocks, so prefix keys are seeded by it.
+   */
+  readonly cacheSalt: string | undefined;
+  /** The Responses API `previous_response_id`, when a non-empty string. */
+  readonly previousResponseId: string | undefined;
+  /**
    * The first bytes (up to `promptPrefixBytes`) of the top-level `messages`
-   * (chat) or `prompt` (completions) value as JSON text without the
-   * whitespace outside strings: two requests whose prompts start alike share
-   * this prefix whatever their field order or client formatting elsewhere.
-   * Undefined when neither field is present or prefixes are off.
+   * (chat), `prompt` (completions) or `input` (Responses) value as JSON text
+   * without the whitespace outside strings: two requests whose prompts start
+   * alike share this prefix whatever their field order or client formatting
+   * elsewhere. Undefined when no such field is present or prefixes are off.
+   * The buffer is the caller's (not shared with the body or other requests).
    */
   readonly promptPrefix: Buffer | undefined;
+  /**
+   * What the prompt is: `chat` for `messages` and for an `input` array (a
+   * list of role-tagged items), `completion` for `prompt` and for any other
+   * `input` (a string). Undefined when no prompt field is present. With
+   * several prompt fields, the last one in the body counts.
+   */
+  readonly promptKind: PromptKind | undefined;
+  /** True when the canonical prompt is longer than `promptPrefix` (cut at the cap). */
+  readonly promptTruncated: boolean;
 }
 
 /** Longest `model` or `user` value accepted (bytes of JSON text). */
@@ -77,7 +97,11 @@ const OTHER = 0;
 const MODEL = 1;
 const STREAM = 2;
 const USER = 3;
-const PROMPT = 4;
+const PROMPT = 4; // `prompt`: a completion
+const MESSAGES = 5; // `messages`: a chat
+const INPUT = 6; // `input` (Responses): a chat when an array, else a completion
+const CACHE_SALT = 7;
+const PREVIOUS_RESPONSE_ID = 8;
 
 const LITERALS = [Buffer.from('true'), Buffer.from('false'), Buffer.from('null')] as const;
 const TRUE = 0;
@@ -128,7 +152,10 @@ export class JsonBodyScanner {
   #fieldIsString = false;
   #model: Span | null | undefined; // null: present but not a string
   #user: Span | undefined;
+  #cacheSalt: Span | undefined;
+  #previousResponseId: Span | undefined;
   #prompt: Span | undefined;
+  #promptKind: PromptKind | undefined;
   #stream = false;
 
   constructor(limits: JsonScanLimits) {
@@ -294,12 +321,16 @@ export class JsonBodyScanner {
     if (model.end - model.start > MAX_FIELD_BYTES) {
       throw new SwitchyardError('SWITCHYARD_INVALID_BODY', `The \`model\` is longer than ${MAX_FIELD_BYTES} bytes.`, { param: 'model' });
     }
-    const user = this.#user !== undefined && this.#user.end - this.#user.start <= MAX_FIELD_BYTES ? decodeString(body, this.#user) : undefined;
+    const prefix = this.#prompt === undefined ? undefined : canonicalPrefix(body, this.#prompt, this.#limits.promptPrefixBytes);
     return {
       model: decodeString(body, model),
       stream: this.#stream,
-      user: user === '' ? undefined : user,
-      promptPrefix: this.#prompt === undefined ? undefined : canonicalPrefix(body, this.#prompt, this.#limits.promptPrefixBytes),
+      user: shortString(body, this.#user),
+      cacheSalt: shortString(body, this.#cacheSalt),
+      previousResponseId: shortString(body, this.#previousResponseId),
+      promptPrefix: prefix?.bytes,
+      promptKind: this.#promptKind,
+      promptTruncated: prefix?.truncated ?? false,
     };
   }
 
@@ -351,8 +382,19 @@ export class JsonBodyScanner {
       case USER:
         if (!this.#fieldIsString) this.#user = undefined;
         break;
+      case CACHE_SALT:
+        if (!this.#fieldIsString) this.#cacheSalt = undefined;
+        break;
+      case PREVIOUS_RESPONSE_ID:
+        if (!this.#fieldIsString) this.#previousResponseId = undefined;
+        break;
+      case INPUT:
+        // Known at its first byte: a list of items is a conversation, a string a plain prompt.
+        if (c !== 0x5b) this.#field = PROMPT;
+        break;
       case OTHER:
       case PROMPT:
+      case MESSAGES:
         break;
     }
   }
@@ -387,8 +429,20 @@ export class JsonBodyScanner {
       case USER:
         if (this.#fieldIsString) this.#user = span;
         break;
+      case CACHE_SALT:
+        if (this.#fieldIsString) this.#cacheSalt = span;
+        break;
+      case PREVIOUS_RESPONSE_ID:
+        if (this.#fieldIsString) this.#previousResponseId = span;
+        break;
       case PROMPT:
         this.#prompt = span;
+        this.#promptKind = 'completion';
+        break;
+      case MESSAGES:
+      case INPUT: // still INPUT here only when it was an array
+        this.#prompt = span;
+        this.#promptKind = 'chat';
         break;
       case STREAM:
       case OTHER:
@@ -427,9 +481,16 @@ export class JsonBodyScanner {
         return STREAM;
       case 'user':
         return USER;
+      case 'cache_salt':
+        return CACHE_SALT;
+      case 'previous_response_id':
+        return PREVIOUS_RESPONSE_ID;
       case 'messages':
+        return MESSAGES;
       case 'prompt':
         return PROMPT;
+      case 'input':
+        return INPUT;
       default:
         return OTHER;
     }
@@ -445,32 +506,52 @@ function decodeString(body: Buffer, span: Span): string {
   return JSON.parse(body.toString('utf8', span.start, span.end)) as string;
 }
 
+/** A string field's value, when present, non-empty and at most {@link MAX_FIELD_BYTES} of JSON text. */
+function shortString(body: Buffer, span: Span | undefined): string | undefined {
+  if (span === undefined || span.end - span.start <= 2 || span.end - span.start > MAX_FIELD_BYTES) return undefined;
+  return decodeString(body, span);
+}
+
+/** A canonical prompt prefix: see {@link JsonBodyFacts.promptPrefix}. */
+export interface CanonicalPrefix {
+  /** The canonical bytes, a buffer of their own (at most `maxBytes`). */
+  readonly bytes: Buffer;
+  /** True when the canonical value goes on past `bytes` (cut at `maxBytes`, or at the input bound). */
+  readonly truncated: boolean;
+}
+
 /**
  * The value at `span` without whitespace outside strings, cut at `maxBytes`.
  * Reads at most 4 × `maxBytes` input bytes, so a value padded with whitespace
- * cannot make this cost more than the prefix is worth.
+ * cannot make this cost more than the prefix is worth. Strings are copied
+ * verbatim (escapes as sent): a client sends its history the same way every turn.
  */
-export function canonicalPrefix(body: Buffer, span: Span, maxBytes: number): Buffer | undefined {
+export function canonicalPrefix(body: Buffer, span: Span, maxBytes: number): CanonicalPrefix | undefined {
   if (maxBytes === 0) return undefined;
-  const out = Buffer.allocUnsafe(maxBytes);
   const stop = Math.min(span.end, span.start + 4 * maxBytes);
+  // Sized to the value when it is short: small prompts come from the shared pool, not a 64 KiB allocation each.
+  const out = Buffer.allocUnsafe(Math.min(maxBytes, stop - span.start));
+  // The native quote search must not run past `stop` (a 32 MiB string would cost milliseconds).
+  const window = body.subarray(0, stop);
   let length = 0;
-  let inString = false;
-  for (let i = span.start; i < stop && length < maxBytes; i++) {
+  let i = span.start;
+  while (i < stop && length < maxBytes) {
     const c = body[i] as number;
-    if (inString) {
-      if (c === 0x5c) {
-        out[length++] = c;
-        if (length < maxBytes && i + 1 < stop) out[length++] = body[++i] as number;
-        continue;
-      }
-      if (c === 0x22) inString = false;
-    } else if (isWhitespace(c)) {
+    if (c !== 0x22) {
+      if (!isWhitespace(c)) out[length++] = c;
+      i++;
       continue;
-    } else if (c === 0x22) {
-      inString = true;
     }
-    out[length++] = c;
+    const end = stringEnd(window, i + 1);
+    const n = Math.min(end - i, maxBytes - length);
+    if (n > SHORT_STRING) {
+      body.copy(out, length, i, i + n);
+      length += n;
+      i += n;
+    } else {
+      for (const last = i + n; i < last; ) out[length++] = body[i++] as number;
+    }
   }
-  return out.subarray(0, length);
+  // The value's last byte is never whitespace, so any byte left unread is canonical content.
+  return { bytes: out.subarray(0, length), truncated: i < span.end };
 }

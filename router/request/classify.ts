@@ -1,0 +1,98 @@
+/**
+ * The classify stage: from the request's headers and body facts, the facts
+ * scheduling decides on. The model (named, else the default); the session
+ * key (header, else the body's `user`); for a profile with prefix affinity,
+ * the prompt's prefix keys and what the load view's group table and reuse
+ * average say about them; for a Responses API follow-up, the engine that
+ * stored the previous response. Also learns, after the decision and from the
+ * answer, what later requests will need (groups, reuse, response pins).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { SwitchyardError } from '../errors/errors.ts';
+import type { PrefixGroups } from '../load/prefix-groups.ts';
+import type { ResponsePins } from '../load/response-pins.ts';
+import type { RequestFacts } from '../scheduling/candidate.ts';
+import { prefixKeys } from '../scheduling/prefix-keys.ts';
+import { responseIdIn } from './response-id.ts';
+import type { BodyFacts } from './routing-facts.ts';
+
+/** The models the router knows, as classification reads them. */
+export interface ModelCatalogue {
+  knowsModel(model: string): boolean;
+  routableModels(): readonly string[];
+}
+
+/** Collaborators of the {@link Classifier}. */
+export interface ClassifierDeps {
+  readonly models: ModelCatalogue;
+  /** Header that carries the session key. */
+  readonly sessionHeader: string;
+  /** Use the body's `user` field as the session key when the header is absent. */
+  readonly sessionFromUser: boolean;
+  readonly defaultModel: string | undefined;
+  /** True when `model`'s scheduling profile uses prefix affinity. */
+  usesPrefix(model: string): boolean;
+  /** The prefix group table (shares, shared prefixes, the model's reuse). */
+  readonly groups: PrefixGroups;
+  readonly pins: ResponsePins;
+  /** Epoch ms. */
+  now(): number;
+}
+
+/** The route whose answers name a stored response (Responses API). */
+const RESPONSES_ROUTE = '/v1/responses';
+
+export class Classifier {
+  readonly #deps: ClassifierDeps;
+
+  constructor(deps: ClassifierDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The request's scheduling facts.
+   * @throws SwitchyardError 404 for a model no endpoint serves, 400 when the request names none and there is no default.
+   */
+  classify(headers: IncomingHttpHeaders, body: BodyFacts, bodyBytes: number): RequestFacts {
+    const deps = this.#deps;
+    const model = body.model ?? this.#defaultModel();
+    if (!deps.models.knowsModel(model)) throw new SwitchyardError('SWITCHYARD_MODEL_NOT_FOUND', `The model \`${model}\` does not exist.`, { param: 'model' });
+    const sessionKey = sessionKeyOf(headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? body.user : undefined);
+    const pinnedEndpoint = body.previousResponseId === undefined ? undefined : deps.pins.endpointOf(body.previousResponseId);
+    const facts = { model, stream: body.stream, sessionKey, bodyBytes, pinnedEndpoint };
+    // Prefix keys only when they can matter: a keyless prompt under a profile that uses them.
+    if (sessionKey !== undefined || body.promptPrefix === undefined || body.promptKind === undefined || !deps.usesPrefix(model)) return facts;
+    const keys = prefixKeys(model, body.cacheSalt, body.promptKind, body.promptPrefix, body.promptTruncated);
+    const group = deps.groups.read(model, keys, deps.now());
+    return { ...facts, prefix: { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse } };
+  }
+
+  /** The request was admitted: its group, and the model's reuse, learn from it. */
+  admitted(facts: RequestFacts): void {
+    if (facts.prefix !== undefined) this.#deps.groups.record(facts.model, facts.prefix.keys, this.#deps.now());
+  }
+
+  /** True when answers on `route` name something later requests refer to. */
+  learnsFromAnswer(route: string): boolean {
+    return route === RESPONSES_ROUTE;
+  }
+
+  /** Learns from the first body bytes `endpointId` answered with (the stored response's id). */
+  learnFromAnswer(endpointId: string, chunk: Buffer): void {
+    const id = responseIdIn(chunk);
+    if (id !== undefined) this.#deps.pins.remember(id, endpointId);
+  }
+
+  #defaultModel(): string {
+    const deps = this.#deps;
+    if (deps.defaultModel !== undefined) return deps.defaultModel;
+    const models = deps.models.routableModels();
+    if (models.length === 1) return models[0] as string;
+    throw new SwitchyardError('SWITCHYARD_MISSING_MODEL', 'The request must name a `model`.', { param: 'model' });
+  }
+}
+
+function sessionKeyOf(value: string | string[] | undefined): string | undefined {
+  const key = Array.isArray(value) ? value[0] : value;
+  return key === undefined || key === '' ? undefined : key;
+}

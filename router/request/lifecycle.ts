@@ -1,0 +1,177 @@
+/**
+ * One inference request through its named stages:
+ *
+ *   router-wide admission → read → classify → schedule, then queue or shed
+ *   when no candidate is left → forward → settle
+ *
+ * Router-wide admission (the router's own caps and event-loop pressure) comes
+ * first because it needs nothing from the body: a shed request costs no body
+ * read. The body budget is part of reading (a body is reserved before its
+ * bytes are kept). Every stage that refuses throws a SwitchyardError; the one
+ * catch turns it into the answer, and settle runs exactly once either way.
+ * HTTP matters (connections, routes, how an error is written and whether the
+ * connection closes after it) stay with the listener, behind {@link Answerer}.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toSwitchyardError, type SwitchyardError } from '../errors/errors.ts';
+import type { AdmissionControl } from '../admission/admission-control.ts';
+import type { EndpointState } from '../load/endpoint-state.ts';
+import type { ForwardRequest } from '../proxy/forwarder.ts';
+import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
+import type { RequestFacts } from '../scheduling/candidate.ts';
+import { requestPriority, type Priority } from '../scheduling/priority.ts';
+import type { BodyReader, ReadRequest } from './body-reader.ts';
+import { ClientGoneError } from './read-body.ts';
+import type { Classifier } from './classify.ts';
+
+/** Writes the router's own error answers: an HTTP matter the listener owns. */
+export interface Answerer {
+  /** Sends `error` with `headers` (flat name/value list); `close`: the connection closes after it (lingering while the client still sends). */
+  error(req: IncomingMessage, res: ServerResponse, error: SwitchyardError, headers: string[], close: boolean): void;
+}
+
+/** What the lifecycle records. */
+export interface LifecycleObserver {
+  countRequest(route: string, model: string, status: number): void;
+  /** How long the router took to answer a request it shed (seconds). */
+  observeShed(seconds: number): void;
+  /** A request shed by the read stage itself (the body budget). */
+  countShed(reason: 'body_budget', priority: Priority): void;
+}
+
+/** The route a request came in on, as the lifecycle needs it. */
+export interface LifecycleRoute {
+  /** The route's path: the `route` metric label, and the path forwarded when the target is odd. */
+  readonly path: string;
+  readonly body: 'json' | 'multipart';
+}
+
+/** Collaborators of the {@link RequestLifecycle}, one per stage. */
+export interface LifecycleDeps {
+  /** Priority: the header counts only from a trusted proxy (`server.trustedProxies`). */
+  readonly priority: { readonly header: string; trusted(address: string | undefined): boolean };
+  /** Router-wide admission, scheduling, and queue or shed. */
+  readonly admission: AdmissionControl<EndpointState>;
+  readonly reader: BodyReader;
+  readonly classifier: Classifier;
+  readonly forward: (request: ForwardRequest) => void;
+  /** Router-wide in-flight accounting. */
+  readonly inFlight: { increment(): void; decrement(): void };
+  readonly answer: Answerer;
+  readonly observer: LifecycleObserver;
+  readonly requestIdHeader: string;
+}
+
+/** The signal for requests that cannot queue: admission never waits for them. */
+const NEVER_ABORTED = new AbortController().signal;
+
+export class RequestLifecycle {
+  readonly #deps: LifecycleDeps;
+
+  constructor(deps: LifecycleDeps) {
+    this.#deps = deps;
+  }
+
+  /** Runs one inference request to its end; never rejects. */
+  async run(route: LifecycleRoute, target: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const deps = this.#deps;
+    const arrivedAt = performance.now();
+    const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
+    const trusted = deps.priority.trusted(req.socket.remoteAddress);
+    const priority = requestPriority(req.headers[deps.priority.header], trusted);
+    // Stage: router-wide admission, before the body is read.
+    const pressure = deps.admission.checkPressure(priority);
+    if (pressure !== undefined) {
+      deps.answer.error(req, res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close'], true);
+      deps.observer.countRequest(route.path, 'unknown', pressure.status);
+      deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+      return;
+    }
+    deps.inFlight.increment();
+    const read: ReadRequest = deps.reader.open(route.body, req);
+    let modelLabel = 'unknown';
+    try {
+      // Stage: read (bounded body scan, within the body budget).
+      const body = await read.body();
+      // Stage: classify (model, session and prefix keys, pinned engine).
+      const facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length);
+      modelLabel = facts.model;
+      // Stages: schedule, then queue or shed when no candidate is left.
+      const attempts = await this.#schedule(facts, priority, res);
+      deps.classifier.admitted(facts);
+      // Stage: forward; settle runs when the exchange ends.
+      this.#forward({ route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes, settle: () => read.release() });
+    } catch (err) {
+      // Stage: settle, for a request that never went upstream.
+      read.release();
+      deps.inFlight.decrement();
+      if (err instanceof ClientGoneError) {
+        res.destroy();
+        deps.observer.countRequest(route.path, modelLabel, 0);
+        return;
+      }
+      const error = toSwitchyardError(err);
+      // The rest of an unread body would follow the answer: close after it.
+      deps.answer.error(req, res, error, [deps.requestIdHeader, requestId], !req.complete);
+      deps.observer.countRequest(route.path, modelLabel, error.status);
+      if (error.code === 'SWITCHYARD_BODY_BUDGET') deps.observer.countShed('body_budget', priority);
+      if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+    }
+  }
+
+  /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
+  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse): Promise<readonly EndpointState[]> {
+    const admission = this.#deps.admission;
+    let decision;
+    if (admission.mayQueue) {
+      const clientGone = new AbortController();
+      const onClose = () => clientGone.abort();
+      res.once('close', onClose);
+      decision = await admission.admit(facts, priority, clientGone.signal);
+      res.off('close', onClose);
+    } else {
+      decision = await admission.admit(facts, priority, NEVER_ABORTED);
+    }
+    if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
+    if (decision.kind === 'reject') throw decision.error;
+    return decision.attempts;
+  }
+
+  #forward(request: {
+    route: LifecycleRoute;
+    target: string;
+    req: IncomingMessage;
+    res: ServerResponse;
+    requestId: string;
+    trusted: boolean;
+    arrivedAt: number;
+    facts: RequestFacts;
+    attempts: readonly EndpointState[];
+    bytes: Buffer;
+    settle: () => void;
+  }): void {
+    const deps = this.#deps;
+    const { route, req, facts } = request;
+    deps.forward({
+      res: request.res,
+      path: request.target,
+      headers: upstreamRequestHeaders(req.rawHeaders, { clientAddress: req.socket.remoteAddress, trustedClient: request.trusted, requestIdHeader: deps.requestIdHeader, requestId: request.requestId }),
+      // Which Authorization an engine gets depends on its source: the forwarder decides per attempt.
+      clientAuthorization: req.headers.authorization,
+      body: request.bytes,
+      stream: facts.stream,
+      requestId: request.requestId,
+      attempts: request.attempts,
+      route: route.path,
+      modelLabel: facts.model,
+      arrivedAt: request.arrivedAt,
+      onFirstBody: deps.classifier.learnsFromAnswer(route.path) ? (endpoint, chunk) => deps.classifier.learnFromAnswer(endpoint.id, chunk) : undefined,
+      onDone: (status) => {
+        request.settle();
+        deps.inFlight.decrement();
+        deps.observer.countRequest(route.path, facts.model, status);
+      },
+    });
+  }
+}

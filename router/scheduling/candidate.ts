@@ -1,0 +1,78 @@
+/**
+ * What scheduling reads: the request's facts and each candidate endpoint's
+ * live load. Scheduling is pure: given these, it returns candidates in the
+ * order to try them. No I/O, no clocks, no globals; randomness comes in
+ * through {@link Random}, and anything that needs time (EWMAs, the prefix
+ * group table, learned limits) is read by the caller from the load view and
+ * handed in as a fact.
+ */
+import type { SaturationInputs } from './filters/saturation.ts';
+import type { PrefixKeys } from './prefix-keys.ts';
+
+/** Returns a float in [0, 1). Injected so tests are deterministic. */
+export type Random = () => number;
+
+/** The part of an endpoint's live state scheduling reads. */
+export interface Candidate extends SaturationInputs {
+  readonly id: string;
+  /** 32-bit hash of `id`, for rendezvous hashing. */
+  readonly idHash: number;
+  /** Requests the router has open to the endpoint right now. */
+  readonly inFlight: number;
+  /** Outstanding work over capacity (see router/load/load-formulas.ts); lower is better, 0 when idle. */
+  readonly loadScore: number;
+  /** KV-cache usage 0-1 (0 when unknown). */
+  readonly kvCacheUsage: number;
+  /** Taken out of routing after repeated failures. */
+  readonly ejected: boolean;
+}
+
+/**
+ * What the prefix-affinity scorer knows about a keyless request's prompt:
+ * its keys (pure, from the canonical prompt prefix) and what the load view's
+ * group table says about its group.
+ */
+export interface PrefixFacts {
+  readonly keys: PrefixKeys;
+  /** The group's share of the model's recent requests, 0-1. */
+  readonly share: number;
+  /** Tokens the group's consecutive requests have recently had in common (EWMA). */
+  readonly sharedPrefixTokens: number;
+  /**
+   * Share of the model's recent prompt tokens that a cache could have served
+   * (history plus group prefix), 0-1: low means the traffic has no reuse and
+   * affinity would only cost balance.
+   */
+  readonly reuse: number;
+}
+
+/** What scheduling may know about a request. Built once per request. */
+export interface RequestFacts {
+  /** The `model` the request names (or the default model). */
+  readonly model: string;
+  /** The body asked for `stream: true`. */
+  readonly stream: boolean;
+  /** Session key (header, else the body's `user`), if any. */
+  readonly sessionKey: string | undefined;
+  /** Request body size in bytes. */
+  readonly bodyBytes: number;
+  /** Prompt-prefix facts, when the request's profile uses prefix affinity and the body has a prompt. */
+  readonly prefix?: PrefixFacts | undefined;
+  /** Endpoint id that stored the response named by `previous_response_id` (Responses API), when known. */
+  readonly pinnedEndpoint?: string | undefined;
+}
+
+/** How a decision was reached; the `outcome` label of the decisions metric. */
+export type DecisionOutcome =
+  | 'least_load'
+  | 'round_robin'
+  | 'affinity_hit'
+  | 'affinity_spill'
+  | 'no_key_fallback'
+  | 'prefix_hit'
+  | 'prefix_spill'
+  | 'prefix_fallback'
+  | 'pinned';
+
+/** Most candidates a decision returns: the first choice plus the retry list. */
+export const MAX_ORDERED = 8;

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { kvUsageScorer } from './scorers/kv-usage.ts';
+import { loadScoreScorer } from './scorers/load-score.ts';
+import { SessionRendezvousScorer } from './scorers/session-rendezvous.ts';
+import { BoundedWalkPicker } from './pickers/bounded-walk.ts';
+import { WeightedMaxPicker } from './pickers/weighted-max.ts';
+import { SchedulingProfile } from './profile.ts';
+import { ep, facts, seeded, type FakeCandidate } from './test/fixtures.ts';
+
+const profile = new SchedulingProfile('auto', [
+  new BoundedWalkPicker(new SessionRendezvousScorer(), { epsilon: 0.25, kappa: 0, floor: 0.5 }),
+  new WeightedMaxPicker([{ scorer: loadScoreScorer, weight: 1 }, { scorer: kvUsageScorer, weight: 0.001 }], seeded(3)),
+]);
+const saturated = (c: FakeCandidate) => c.estimatedWaiting > 4;
+const sat = (id: string) => ep(id, 0, { estimatedWaiting: 9 });
+const ids = (attempts: readonly FakeCandidate[]) => attempts.map((c) => c.id);
+
+describe('scheduling profile', () => {
+  it('admits to a candidate that is not saturated, with the next one as the retry target', () => {
+    const schedule = profile.schedule(facts(), [sat('s1'), ep('a', 0.1), sat('s2'), ep('b', 0.2)], saturated);
+    assert.equal(schedule.kind, 'admit');
+    if (schedule.kind === 'admit') assert.deepEqual(ids(schedule.attempts), ['a', 'b']);
+  });
+  it('falls back to a saturated endpoint as the retry target rather than none', () => {
+    const schedule = profile.schedule(facts(), [sat('s1'), ep('a')], saturated);
+    assert.ok(schedule.kind === 'admit');
+    assert.deepEqual(ids(schedule.attempts), ['a', 's1']);
+    const alone = profile.schedule(facts(), [ep('a')], saturated);
+    assert.ok(alone.kind === 'admit');
+    assert.deepEqual(ids(alone.attempts), ['a']);
+  });
+  it('reports saturation when every candidate is saturated, and rejects with 503 when there is none', () => {
+    const schedule = profile.schedule(facts(), [sat('s1'), sat('s2')], saturated);
+    assert.equal(schedule.kind, 'saturated');
+    if (schedule.kind === 'saturated') assert.deepEqual(ids(schedule.candidates), ['s1', 's2']);
+    const none = profile.schedule(facts(), [], saturated);
+    assert.ok(none.kind === 'reject');
+    assert.equal(none.error.status, 503);
+    assert.ok((none.error.retryAfterSeconds ?? 0) >= 1);
+  });
+  it('counts a keyless decision under the walk fallback, a keyed one under the walk', () => {
+    const pods = [ep('a'), ep('b'), ep('c')];
+    const keyless = profile.schedule(facts(), pods, saturated);
+    assert.ok(keyless.kind === 'admit' && keyless.outcome === 'no_key_fallback');
+    const keyed = profile.schedule(facts({ sessionKey: 'k' }), pods, saturated);
+    assert.ok(keyed.kind === 'admit' && keyed.outcome === 'affinity_hit');
+  });
+  it('walks past a saturated home to the next in rendezvous order', () => {
+    const pods = [ep('a'), ep('b'), ep('c'), ep('d')];
+    const home = profile.schedule(facts({ sessionKey: 'k' }), pods, saturated);
+    assert.ok(home.kind === 'admit');
+    const homeId = home.attempts[0]?.id;
+    const busy = pods.map((p) => (p.id === homeId ? sat(p.id) : p));
+    const moved = profile.schedule(facts({ sessionKey: 'k' }), busy, saturated);
+    assert.ok(moved.kind === 'admit');
+    assert.notEqual(moved.attempts[0]?.id, homeId);
+    assert.equal(moved.outcome, 'affinity_spill');
+  });
+  it('sends a pinned request only to its engine, and queues it when that engine is saturated', () => {
+    const pinned = profile.schedule(facts({ pinnedEndpoint: 'c' }), [ep('a'), ep('b'), ep('c', 3)], saturated);
+    assert.ok(pinned.kind === 'admit');
+    assert.deepEqual(ids(pinned.attempts), ['c']);
+    assert.equal(pinned.outcome, 'pinned');
+    assert.equal(profile.schedule(facts({ pinnedEndpoint: 'c' }), [ep('a'), sat('c')], saturated).kind, 'saturated');
+  });
+  it('never picks an ejected endpoint while another is routable', () => {
+    const schedule = profile.schedule(facts(), [ep('x', 0, { ejected: true }), ep('y', 5)], saturated);
+    assert.ok(schedule.kind === 'admit');
+    assert.deepEqual(ids(schedule.attempts), ['y']);
+  });
+});

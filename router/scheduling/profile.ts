@@ -1,0 +1,150 @@
+/**
+ * A scheduling profile: filters → scorers → picker, for one request.
+ *
+ * Filters, in this order: the model's routable candidates (the load view's
+ * per-model index); not ejected; the engine that holds the request's previous
+ * response, when it names one; not saturated for the request's priority.
+ * Then the pickers: zero or more affinity walks (each declines when the
+ * request gives it nothing to go on), and a final picker that always decides
+ * (weighted maximum or round-robin). The first candidate of the pick is the
+ * target; the next one, else the first saturated candidate, is the retry
+ * target, since after a failed connect a queue at another engine beats an
+ * error. When the saturation filter leaves nobody, the answer is
+ * `saturated` and admission queues or sheds.
+ *
+ * The saturation filter is applied lazily, because testing every endpoint of
+ * a large fleet costs more than the rest of the decision: the pick is made
+ * over the routable pool and its first choices are tested; only when every
+ * one of them is saturated is the whole pool filtered and the pick made
+ * again. The answer is the same as filtering first.
+ */
+import { SwitchyardError } from '../errors/errors.ts';
+import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
+import { keepPinned } from './filters/response-pin.ts';
+import { keepRoutable } from './filters/routable.ts';
+import { splitSaturated } from './filters/saturation.ts';
+import type { Pick, Picker, PickContext } from './pick.ts';
+import { ensureUint32 } from './select.ts';
+
+/** The answer of scheduling for one request. */
+export type Schedule<T> =
+  /** Go ahead: try `attempts` in order (the target, then at most one retry target). */
+  | { readonly kind: 'admit'; readonly attempts: readonly T[]; readonly outcome: DecisionOutcome }
+  /** Every candidate is saturated: queue briefly or shed (admission's choice). */
+  | { readonly kind: 'saturated'; readonly candidates: readonly T[] }
+  /** Refused for good: no endpoint serves the model. */
+  | { readonly kind: 'reject'; readonly error: SwitchyardError };
+
+/** Seconds a client should wait before retrying when no endpoint can serve it. */
+const NO_ENDPOINT_RETRY_AFTER_S = 5;
+
+/** The context of one decision; one per profile, reset for each request, so a decision allocates none. */
+class Decision<T extends Candidate> implements PickContext<T> {
+  facts!: RequestFacts;
+  candidates!: readonly T[];
+  pool!: Uint32Array;
+  n = 0;
+  saturated!: (candidate: T) => boolean;
+  #meanLoad = -1;
+
+  reset(facts: RequestFacts, candidates: readonly T[], pool: Uint32Array, n: number, saturated: (candidate: T) => boolean): this {
+    this.facts = facts;
+    this.candidates = candidates;
+    this.pool = pool;
+    this.n = n;
+    this.saturated = saturated;
+    this.#meanLoad = -1;
+    return this;
+  }
+
+  /** Narrows the pool to its first `n` (after filtering), keeping the mean load of the routable pool as the bound's reference. */
+  narrow(n: number): this {
+    const meanLoad = this.meanLoad;
+    this.n = n;
+    this.#meanLoad = meanLoad;
+    return this;
+  }
+
+  get meanLoad(): number {
+    if (this.#meanLoad < 0) {
+      let load = 0;
+      for (let i = 0; i < this.n; i++) load += (this.candidates[this.pool[i] as number] as T).loadScore;
+      this.#meanLoad = this.n === 0 ? 0 : load / this.n;
+    }
+    return this.#meanLoad;
+  }
+}
+
+export class SchedulingProfile {
+  /** Name used in config and as the `policy` label of the decisions metric. */
+  readonly name: string;
+  readonly #pickers: readonly Picker[];
+  // Scratch reused across decisions: never visible outside one call.
+  #pool = new Uint32Array(0);
+  #overflow = new Uint32Array(0);
+  readonly #decision = new Decision<Candidate>();
+
+  /** `pickers`: tried in order; the last must always decide. */
+  constructor(name: string, pickers: readonly Picker[]) {
+    if (pickers.length === 0) throw new Error(`scheduling profile ${name} has no picker`);
+    this.name = name;
+    this.#pickers = pickers;
+  }
+
+  /** Schedules one request over the model's `candidates`; `saturated` is the saturation test for its priority. */
+  schedule<T extends Candidate>(facts: RequestFacts, candidates: readonly T[], saturated: (endpoint: T) => boolean): Schedule<T> {
+    const total = candidates.length;
+    if (total === 0) return noEndpoint(facts.model);
+    const pool = (this.#pool = ensureUint32(this.#pool, total));
+    let n = keepRoutable(candidates, pool);
+    n = keepPinned(candidates, facts.pinnedEndpoint, pool, n);
+    const pinned = facts.pinnedEndpoint !== undefined && (candidates[pool[0] as number] as T).id === facts.pinnedEndpoint;
+    const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated);
+    const lazy = this.#pick(decision);
+    const target = lazy.ordered.findIndex((c) => !saturated(c));
+    if (target >= 0) {
+      const retry = lazy.ordered.find((c, i) => i > target && !saturated(c)) ?? lazy.ordered.find((_, i) => i !== target);
+      return admitted(lazy, target, retry, pinned);
+    }
+    // Every first choice was saturated: filter the whole pool, and pick again among the rest.
+    const overflow = (this.#overflow = ensureUint32(this.#overflow, total));
+    const kept = splitSaturated(candidates, saturated, pool, n, overflow);
+    if (kept === 0) return { kind: 'saturated', candidates: indexed(candidates, overflow, n) };
+    const pick = this.#pick(decision.narrow(kept));
+    return admitted(pick, 0, pick.ordered[1] ?? (candidates[overflow[0] as number] as T), pinned);
+  }
+
+  #pick<T extends Candidate>(decision: PickContext<T>): Pick<T> & { readonly declined: DecisionOutcome | undefined } {
+    // A final picker deciding after an affinity walk declined is counted under the walk's fallback outcome.
+    let declined: DecisionOutcome | undefined;
+    const last = this.#pickers.length - 1;
+    for (let p = 0; p <= last; p++) {
+      const picker = this.#pickers[p] as Picker;
+      const pick = picker.pick(decision);
+      if (pick === undefined) {
+        declined = picker.declinedOutcome ?? declined;
+        continue;
+      }
+      return { ordered: pick.ordered, outcome: p === last ? (declined ?? pick.outcome) : pick.outcome, declined };
+    }
+    throw new Error(`scheduling profile ${this.name}: its last picker declined`);
+  }
+}
+
+function admitted<T>(pick: Pick<T>, target: number, retry: T | undefined, pinned: boolean): Schedule<T> {
+  const first = pick.ordered[target] as T;
+  return { kind: 'admit', attempts: retry === undefined ? [first] : [first, retry], outcome: pinned ? 'pinned' : pick.outcome };
+}
+
+function indexed<T>(candidates: readonly T[], indices: Uint32Array, count: number): T[] {
+  const out = new Array<T>(count);
+  for (let i = 0; i < count; i++) out[i] = candidates[indices[i] as number] as T;
+  return out;
+}
+
+function noEndpoint<T>(model: string): Schedule<T> {
+  return {
+    kind: 'reject',
+    error: new SwitchyardError('SWITCHYARD_NO_ENDPOINT', `No endpoint is ready to serve the model \`${model}\`.`, { retryAfterSeconds: NO_ENDPOINT_RETRY_AFTER_S }),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The schedule stage of a request: read the load view's candidates for the
+ * model, run the model's profile with the saturation test for the request's
+ * priority, count the decision. One synchronous call, no I/O, so it costs
+ * microseconds on the hot path; admission calls it again for a queued
+ * request each time load changes.
+ */
+import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
+import { isSaturated, type SaturationThresholds } from './filters/saturation.ts';
+import type { ProfileRegistry } from './presets.ts';
+import type { Priority } from './priority.ts';
+import type { Schedule } from './profile.ts';
+
+/** What the scheduler reads from the load view. */
+export interface SchedulerView<T> {
+  /** Refreshes the view's clock before a decision. */
+  tick(): void;
+  candidates(model: string): readonly T[];
+}
+
+/** Collaborators of the {@link Scheduler}. */
+export interface SchedulerDeps<T> {
+  readonly view: SchedulerView<T>;
+  readonly profiles: ProfileRegistry;
+  readonly thresholds: SaturationThresholds;
+  /** Counts a decision by profile name and outcome. */
+  countDecision(profile: string, outcome: DecisionOutcome): void;
+}
+
+export class Scheduler<T extends Candidate> {
+  readonly #deps: SchedulerDeps<T>;
+  readonly #saturated: Readonly<Record<Priority, (endpoint: T) => boolean>>;
+
+  constructor(deps: SchedulerDeps<T>) {
+    this.#deps = deps;
+    this.#saturated = {
+      high: (endpoint) => isSaturated(endpoint, deps.thresholds, 'high'),
+      normal: (endpoint) => isSaturated(endpoint, deps.thresholds, 'normal'),
+      low: (endpoint) => isSaturated(endpoint, deps.thresholds, 'low'),
+    };
+  }
+
+  /** Which endpoints to try for the request, or that every candidate is saturated, or that none serves the model. */
+  schedule(facts: RequestFacts, priority: Priority = 'normal'): Schedule<T> {
+    const deps = this.#deps;
+    deps.view.tick();
+    const profile = deps.profiles.forModel(facts.model);
+    const schedule = profile.schedule(facts, deps.view.candidates(facts.model), this.#saturated[priority]);
+    if (schedule.kind === 'admit') deps.countDecision(profile.name, schedule.outcome);
+    return schedule;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Scorer: prefix-cache affinity for requests without a session key, by
+ * two-level rendezvous hashing (docs/load-and-routing.md, "Prefix affinity").
+ *
+ * SDK clients resend a conversation's whole history every turn, so the
+ * prompt itself names its conversation (`conversation`: the hash through the
+ * first user message) and how much of it the previous turn's engine holds
+ * (`historyTokens`). Requests that share a long opening (one system prompt,
+ * one document) form a group (`group`: the hash of its first 8 KiB).
+ *
+ * The order: engines ranked by rendezvous weight for the group, cut into
+ * tiers of k = clamp(⌈β·N·share⌉, 1, N) engines, each tier reordered by
+ * rendezvous weight for the conversation. A rare group lives on one engine;
+ * a group that is a large share of the traffic (a system prompt everyone
+ * sends) spreads over enough engines to carry its share, and each of its
+ * conversations still has one home. The home engine gets credit for the
+ * history it holds, the rest of the first tier for the group's shared
+ * prefix: the load bound lets a candidate with credit run hotter.
+ *
+ * No tokenizer, no per-engine index, nothing to purge when an engine
+ * restarts (its conversations miss once each), and every replica computes
+ * the same order from the same request.
+ */
+import { mix32 } from '../../load/hash.ts';
+import type { Candidate, RequestFacts } from '../candidate.ts';
+import type { OrderingScorer, PickContext } from '../pick.ts';
+import { ensureFloat64, ensureUint32, topKInto } from '../select.ts';
+
+/** Settings of the prefix-affinity order. */
+export interface PrefixAffinitySettings {
+  /** Engines per group per unit of its traffic share × fleet size (β ≥ 1: room to spare). */
+  readonly spread: number;
+  /** Cached tokens at which a candidate's credit reaches 1. */
+  readonly fullCreditTokens: number;
+  /** Below this share of reusable prompt tokens (0-1) the traffic has no reuse and the scorer declines. */
+  readonly minReuse: number;
+}
+
+/** Defaults from the design research (../shared/research/prefix-affinity.md). */
+export const PREFIX_AFFINITY_DEFAULTS: PrefixAffinitySettings = { spread: 2, fullCreditTokens: 8_192, minReuse: 0.1 };
+
+/** Largest first tier ranked by partial selection; beyond it a full sort is cheaper. */
+const SELECT_LIMIT = 64;
+
+export class PrefixAffinityScorer implements OrderingScorer {
+  readonly name = 'prefix';
+  readonly outcomes = { hit: 'prefix_hit', spill: 'prefix_spill', declined: 'prefix_fallback' } as const;
+  readonly #settings: PrefixAffinitySettings;
+  // Scratch reused across decisions.
+  #groupWeight = new Uint32Array(0);
+  #conversationWeight = new Uint32Array(0);
+  #byGroup = new Uint32Array(0);
+  #sortKeys = new Float64Array(0);
+
+  constructor(settings: PrefixAffinitySettings = PREFIX_AFFINITY_DEFAULTS) {
+    this.#settings = settings;
+  }
+
+  applies(facts: RequestFacts): boolean {
+    return facts.prefix !== undefined && facts.prefix.reuse >= this.#settings.minReuse;
+  }
+
+  order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {
+    const { candidates, pool, n } = context;
+    const prefix = context.facts.prefix;
+    if (prefix === undefined || n === 0) return 0;
+    const groupWeight = (this.#groupWeight = ensureUint32(this.#groupWeight, n));
+    const conversationWeight = (this.#conversationWeight = ensureUint32(this.#conversationWeight, n));
+    for (let i = 0; i < n; i++) {
+      const idHash = (candidates[pool[i] as number] as T).idHash;
+      groupWeight[i] = mix32(prefix.keys.group, idHash);
+      conversationWeight[i] = mix32(prefix.keys.conversation, idHash);
+    }
+    const tier = Math.min(n, Math.max(1, Math.ceil(this.#settings.spread * n * prefix.share)));
+    const wanted = Math.min(n, max);
+    // The engines of the tiers that hold the first `wanted` places, in group order.
+    const ranked = Math.min(n, tier * Math.ceil(wanted / tier));
+    const byGroup = this.#rankByGroup(n, ranked, groupWeight);
+    // Each tier reordered by the conversation's weight; only the places that are returned.
+    let count = 0;
+    for (let start = 0; start < ranked && count < wanted; start += tier) {
+      const end = Math.min(ranked, start + tier);
+      const take = Math.min(end - start, wanted - count);
+      const members = byGroup.subarray(start, end);
+      const picked = topKInto(order.subarray(count), members.length, take, (i, j) => (conversationWeight[members[i] as number] as number) > (conversationWeight[members[j] as number] as number));
+      for (let p = 0; p < picked; p++) order[count + p] = members[order[count + p] as number] as number;
+      count += picked;
+    }
+    // The group's shared prefix is credit only while its tier is a real subset: when every engine
+    // is in the first tier, every engine holds it and none gains by keeping the request.
+    const full = this.#settings.fullCreditTokens;
+    const tierCredit = tier < n ? Math.min(1, prefix.sharedPrefixTokens / full) : 0;
+    for (let p = 0; p < count; p++) credit[p] = p === 0 ? Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit) : p < tier ? tierCredit : 0;
+    return count;
+  }
+
+  /** Pool positions of the `ranked` highest group weights, highest first. */
+  #rankByGroup(n: number, ranked: number, weight: Uint32Array): Uint32Array {
+    const out = (this.#byGroup = ensureUint32(this.#byGroup, n + 1));
+    if (ranked <= SELECT_LIMIT) {
+      topKInto(out, n, ranked, (i, j) => (weight[i] as number) > (weight[j] as number));
+      return out;
+    }
+    // Weight × 2^21 + position is exact in a double (2^53), so one native sort orders both.
+    const keys = (this.#sortKeys = ensureFloat64(this.#sortKeys, n));
+    for (let i = 0; i < n; i++) keys[i] = (weight[i] as number) * 0x200000 + i;
+    const sorted = keys.subarray(0, n).sort();
+    for (let r = 0; r < ranked; r++) out[r] = (sorted[n - 1 - r] as number) % 0x200000;
+    return out;
+  }
+}

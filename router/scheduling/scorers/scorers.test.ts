@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { MAX_ORDERED } from '../candidate.ts';
+import { contextOf, ep, facts, fleet, prefixFacts } from '../test/fixtures.ts';
+import { kvUsageScorer } from './kv-usage.ts';
+import { loadScoreScorer } from './load-score.ts';
+import { PrefixAffinityScorer } from './prefix-affinity.ts';
+import { SessionRendezvousScorer } from './session-rendezvous.ts';
+
+const order = new Uint32Array(MAX_ORDERED);
+const credit = new Float64Array(MAX_ORDERED);
+
+describe('rating scorers', () => {
+  it('rate lower load and lower KV usage higher, within [0, 1]', () => {
+    const candidates = [ep('a', 0), ep('b', 1), ep('c', 7, { kvCacheUsage: 0.9 })];
+    const out = new Float64Array(3);
+    loadScoreScorer.rate(contextOf(candidates), out);
+    assert.deepEqual([...out], [1, 0.5, 0.125]);
+    kvUsageScorer.rate(contextOf(candidates), out);
+    assert.ok(Math.abs((out[2] as number) - 0.1) < 1e-9 && out[0] === 1);
+  });
+});
+
+describe('session rendezvous scorer', () => {
+  const scorer = new SessionRendezvousScorer();
+  const first = (candidates: ReturnType<typeof fleet>, key: string) => {
+    const context = contextOf(candidates, facts({ sessionKey: key }));
+    scorer.order(context, MAX_ORDERED, order, credit);
+    return candidates[order[0] as number]?.id;
+  };
+
+  it('applies only to requests with a session key', () => {
+    assert.equal(scorer.applies(facts()), false);
+    assert.equal(scorer.applies(facts({ sessionKey: 'k' })), true);
+  });
+  it('orders a key the same way whatever the candidate order', () => {
+    const pods = fleet(8);
+    assert.equal(first(pods, 'user-42'), first([...pods].reverse(), 'user-42'));
+  });
+  it('spreads keys evenly', () => {
+    const pods = fleet(4);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 8000; i++) counts.set(first(pods, `k${i}`) ?? '', (counts.get(first(pods, `k${i}`) ?? '') ?? 0) + 1);
+    for (const count of counts.values()) assert.ok(count > 1700 && count < 2300, [...counts.values()].join(','));
+  });
+  it('moves at most 1/N + 2% of keys when one of N endpoints is added (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 20 }), fc.string({ minLength: 1, maxLength: 8 }), (n, salt) => {
+        const before = fleet(n);
+        const after = [...before, ep(`pod-new-${salt}`)];
+        let moved = 0;
+        for (let i = 0; i < 2000; i++) if (first(before, `${salt}-${i}`) !== first(after, `${salt}-${i}`)) moved++;
+        assert.ok(moved / 2000 <= 1 / n + 0.02, `${moved} moved with N=${n}`);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
+
+describe('prefix affinity scorer', () => {
+  const scorer = new PrefixAffinityScorer();
+  const place = (candidates: ReturnType<typeof fleet>, conversation: number, group: number, share = 0, historyTokens = 0) => {
+    const context = contextOf(candidates, facts({ prefix: prefixFacts(conversation, group, { share, historyTokens }) }));
+    const count = scorer.order(context, MAX_ORDERED, order, credit);
+    return { ids: [...order.subarray(0, count)].map((i) => candidates[i]?.id), credit: [...credit.subarray(0, count)] };
+  };
+
+  it('declines without prefix facts or when the traffic shows no reuse', () => {
+    assert.equal(scorer.applies(facts()), false);
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01 }) })), false);
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.5 }) })), true);
+  });
+  it('returns a permutation of distinct candidates, at most MAX_ORDERED (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 120 }), fc.integer(), fc.integer(), fc.double({ min: 0, max: 1, noNaN: true }), (n, c, g, share) => {
+        const { ids } = place(fleet(n), c >>> 0, g >>> 0, share);
+        assert.equal(ids.length, Math.min(n, MAX_ORDERED));
+        assert.equal(new Set(ids).size, ids.length);
+      }),
+      { numRuns: 200 },
+    );
+  });
+  it('sends a rare group to one home, and a conversation home whatever the candidate order', () => {
+    const pods = fleet(8);
+    const home = place(pods, 11, 22).ids[0];
+    assert.equal(place([...pods].reverse(), 11, 22).ids[0], home);
+    // Another conversation of the same rare group shares the home (the group's first tier is one engine).
+    assert.equal(place(pods, 12, 22).ids[0], home);
+  });
+  it('spreads the conversations of a group that is much of the traffic over about spread × N × share engines', () => {
+    const pods = fleet(8);
+    const homes = new Set<string | undefined>();
+    for (let c = 0; c < 400; c++) homes.add(place(pods, c, 7, 0.25).ids[0]);
+    // k = ⌈2 × 8 × 0.25⌉ = 4 engines in the first tier.
+    assert.equal(homes.size, 4);
+    const everyone = new Set<string | undefined>();
+    for (let c = 0; c < 400; c++) everyone.add(place(pods, c, 7, 1).ids[0]);
+    assert.equal(everyone.size, 8);
+  });
+  it('gives the home credit for the history it holds, the rest of the first tier none without a shared prefix', () => {
+    const { credit: given } = place(fleet(8), 1, 2, 0, 4_096);
+    assert.equal(given[0], 0.5);
+    assert.ok(given.slice(1).every((c) => c === 0));
+  });
+  it("gives the first tier the group's shared prefix as credit only while the tier is a subset of the engines", () => {
+    const subset = new PrefixAffinityScorer();
+    const context = (share: number) => contextOf(fleet(8), facts({ prefix: prefixFacts(1, 2, { share, sharedPrefixTokens: 8_192 }) }));
+    subset.order(context(0.125), MAX_ORDERED, order, credit); // tier of 2 engines
+    assert.deepEqual([...credit.subarray(0, 3)], [1, 1, 0]);
+    subset.order(context(1), MAX_ORDERED, order, credit); // every engine in the tier: no engine gains by keeping it
+    assert.deepEqual([...credit.subarray(0, 3)], [0, 0, 0]);
+  });
+  it('moves about 1/N of conversations when an engine is added', () => {
+    const before = fleet(10);
+    const after = [...before, ep('pod-new')];
+    let moved = 0;
+    for (let c = 0; c < 4000; c++) if (place(before, c, c * 7919).ids[0] !== place(after, c, c * 7919).ids[0]) moved++;
+    assert.ok(moved / 4000 <= 1 / 11 + 0.02, `${moved} of 4000 moved`);
+  });
+  it('ranks large fleets by a full sort with the same result as selection', () => {
+    const pods = fleet(300);
+    const wide = place(pods, 5, 9, 0.5).ids;
+    assert.equal(wide.length, MAX_ORDERED);
+    assert.equal(new Set(wide).size, MAX_ORDERED);
+    assert.deepEqual(place([...pods].reverse(), 5, 9, 0.5).ids[0], wide[0]);
+  });
+});

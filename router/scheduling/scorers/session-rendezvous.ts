@@ -1,0 +1,33 @@
+/**
+ * Scorer: session rendezvous (highest-random-weight) hashing. Every replica
+ * ranks the endpoints for a session key the same way with no shared state,
+ * and when an endpoint joins or leaves only the keys whose top choice it is
+ * (about 1/N) move. Applies only to requests with a session key.
+ */
+import { hashString, mix32 } from '../../load/hash.ts';
+import type { Candidate, RequestFacts } from '../candidate.ts';
+import type { OrderingScorer, PickContext } from '../pick.ts';
+import { ensureUint32, topKInto } from '../select.ts';
+
+export class SessionRendezvousScorer implements OrderingScorer {
+  readonly name = 'session';
+  readonly outcomes = { hit: 'affinity_hit', spill: 'affinity_spill', declined: 'no_key_fallback' } as const;
+  /** Rendezvous weights by pool position, reused across decisions. */
+  #weight = new Uint32Array(0);
+
+  applies(facts: RequestFacts): boolean {
+    return facts.sessionKey !== undefined;
+  }
+
+  order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {
+    const { candidates, pool, n } = context;
+    const key = hashString(context.facts.sessionKey ?? '');
+    const weight = (this.#weight = ensureUint32(this.#weight, n));
+    for (let i = 0; i < n; i++) weight[i] = mix32(key, (candidates[pool[i] as number] as T).idHash);
+    const count = topKInto(order, n, max, (i, j) =>
+      weight[i] !== weight[j] ? (weight[i] as number) > (weight[j] as number) : (candidates[pool[i] as number] as T).id < (candidates[pool[j] as number] as T).id,
+    );
+    credit.fill(0, 0, count);
+    return count;
+  }
+}
