@@ -6,27 +6,13 @@
  * ({@link JsonBodyScanner}); multipart bodies once complete, within a bound.
  */
 import { SwitchyardError } from '../errors/errors.ts';
-import { JsonBodyScanner, type JsonScanLimits } from './json-body-scanner.ts';
-import type { PromptKind } from '../scheduling/prefix-keys.ts';
+import { JsonBodyScanner, type JsonBodyFacts, type JsonScanLimits } from './json-body-scanner.ts';
 
-/** Facts read from the body. */
-export interface BodyFacts {
+/** Facts read from the body: a JSON body's (see JsonBodyFacts), or a multipart body's, whose `model` may be missing. */
+export type BodyFacts = Omit<JsonBodyFacts, 'model'> & {
   /** `undefined` only for multipart bodies without a `model` field. */
   readonly model: string | undefined;
-  readonly stream: boolean;
-  /** The OpenAI `user` field, when a non-empty string. */
-  readonly user: string | undefined;
-  /** vLLM's `cache_salt` (JSON bodies); see JsonBodyFacts. */
-  readonly cacheSalt: string | undefined;
-  /** The Responses API `previous_response_id` (JSON bodies); see JsonBodyFacts. */
-  readonly previousResponseId: string | undefined;
-  /** Canonical prompt prefix (JSON bodies, when configured); see JsonBodyFacts. */
-  readonly promptPrefix: Buffer | undefined;
-  /** Chat or completion prompt (JSON bodies); see JsonBodyFacts. */
-  readonly promptKind: PromptKind | undefined;
-  /** The prompt goes on past `promptPrefix`; see JsonBodyFacts. */
-  readonly promptTruncated: boolean;
-}
+};
 
 /**
  * Scans a complete JSON request body in one go (the listener scans as bytes

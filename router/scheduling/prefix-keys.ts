@@ -114,9 +114,9 @@ export function prefixKeys(
   let spanEnd: number; // the conversation span: [0, spanEnd)
   if (chat) {
     const text = Buffer.isBuffer(prefix) ? prefix : Buffer.from(prefix.buffer, prefix.byteOffset, length);
-    const userEnd = firstUserMessageEnd(text.subarray(0, Math.min(length, CONVERSATION_MAX_BYTES)));
+    const userEnd = elementEnd(text.subarray(0, Math.min(length, CONVERSATION_MAX_BYTES)), ROLE_USER, false);
     spanEnd = userEnd === -1 ? Math.min(length, CONVERSATION_MAX_BYTES) : userEnd;
-    into.historyTokens = Math.floor((truncated ? length : lastAssistantEnd(text)) / BYTES_PER_TOKEN);
+    into.historyTokens = Math.floor((truncated ? length : Math.max(0, elementEnd(text, ROLE_ASSISTANT, true))) / BYTES_PER_TOKEN);
   } else {
     spanEnd = Math.min(length, GROUP_BYTES);
     into.historyTokens = 0;
@@ -158,32 +158,37 @@ function chain(view: DataView, seed: number, spanEnd: number, into: PrefixKeys):
 const QUOTE = 0x22;
 
 /**
- * Offset just past the first element of the canonical array `p` that is an
- * object with `"role":"user"` among its own keys, or -1 when none ends
- * within `p`. Tracks depth; strings are skipped whole.
+ * Offset just past the first element (or with `last`, the last) of the
+ * canonical array `p` that is an object with `role` (`"role":"…"`) among its
+ * own keys, or -1 when none ends within `p`. Tracks depth; strings are
+ * skipped whole.
  */
-function firstUserMessageEnd(p: Buffer): number {
+function elementEnd(p: Buffer, role: Buffer, last: boolean): number {
   const limit = p.length;
   let depth = 1; // inside the array
-  let isUser = false;
+  let matches = false;
+  let end = -1;
   for (let i = 1; i < limit; ) {
     const c = p[i] as number;
     if (c === QUOTE) {
-      if (depth === 2 && !isUser && isRole(p, i, limit, ROLE_USER)) isUser = true;
+      if (depth === 2 && !matches && isRole(p, i, limit, role)) matches = true;
       i = stringEnd(p, i + 1);
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
       depth++;
     } else if (c === 0x7d || c === 0x5d) {
-      if (--depth === 1 && isUser) return i + 1;
-      if (depth === 0) return -1; // the array ended without one
+      if (--depth === 1 && matches) {
+        if (!last) return i + 1;
+        end = i + 1;
+      }
+      if (depth === 0) return end; // the array ended
     } else if (c === 0x2c && depth === 1) {
-      isUser = false;
+      matches = false;
     }
     i++;
   }
-  return -1;
+  return end;
 }
 
 const ROLE_USER = Buffer.from('"role":"user"');
@@ -198,32 +203,3 @@ function isRole(p: Buffer, at: number, limit: number, role: Buffer): boolean {
   return next === 0x2c || next === 0x7d;
 }
 
-/**
- * Offset just past the last element of the canonical array `p` that is an
- * object with `"role":"assistant"` among its own keys, or 0 when there is
- * none. Tracks depth; strings are skipped whole.
- */
-function lastAssistantEnd(p: Buffer): number {
-  const limit = p.length;
-  let depth = 1; // inside the array
-  let isAssistant = false;
-  let end = 0;
-  for (let i = 1; i < limit; ) {
-    const c = p[i] as number;
-    if (c === QUOTE) {
-      if (depth === 2 && !isAssistant && isRole(p, i, limit, ROLE_ASSISTANT)) isAssistant = true;
-      i = stringEnd(p, i + 1);
-      continue;
-    }
-    if (c === 0x7b || c === 0x5b) {
-      depth++;
-    } else if (c === 0x7d || c === 0x5d) {
-      if (--depth === 1 && isAssistant) end = i + 1;
-      if (depth === 0) return end;
-    } else if (c === 0x2c && depth === 1) {
-      isAssistant = false;
-    }
-    i++;
-  }
-  return end;
-}
