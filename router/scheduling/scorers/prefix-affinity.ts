@@ -32,7 +32,7 @@ export interface PrefixAffinitySettings {
   readonly spread: number;
   /** Cached tokens at which a candidate's credit reaches 1. */
   readonly fullCreditTokens: number;
-  /** Below this share of reusable prompt tokens (0-1) the traffic has no reuse and the scorer declines. */
+  /** Below this share of reusable prompt tokens (0-1) the traffic has no reuse, and the scorer declines prompts of unknown groups without history. */
   readonly minReuse: number;
 }
 
@@ -56,8 +56,16 @@ export class PrefixAffinityScorer implements OrderingScorer {
     this.#settings = settings;
   }
 
+  /**
+   * Applies to a prompt whose group the table knows or that carries history:
+   * its home may hold something. A prompt with neither (a new conversation, a
+   * new document) is placed at home only while the model's traffic shows
+   * reuse; on traffic without reuse, homes would only cost balance.
+   */
   applies(facts: RequestFacts): boolean {
-    return facts.prefix !== undefined && facts.prefix.reuse >= this.#settings.minReuse;
+    const prefix = facts.prefix;
+    if (prefix === undefined) return false;
+    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse;
   }
 
   order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {

@@ -66,10 +66,13 @@ describe('prefix affinity scorer', () => {
     return { ids: [...order.subarray(0, count)].map((i) => candidates[i]?.id), credit: [...credit.subarray(0, count)] };
   };
 
-  it('declines without prefix facts or when the traffic shows no reuse', () => {
+  it('declines without prefix facts, and for a new prompt without history when the traffic shows no reuse', () => {
     assert.equal(scorer.applies(facts()), false);
     assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01 }) })), false);
     assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.5 }) })), true);
+    // A known group, or history, may be cached at home whatever the traffic as a whole shows.
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01, share: 0.01 }) })), true);
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01, historyTokens: 100 }) })), true);
   });
   it('returns a permutation of distinct candidates, at most MAX_ORDERED (property)', () => {
     fc.assert(
