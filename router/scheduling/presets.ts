@@ -97,7 +97,7 @@ export class ProfileRegistry {
 
 function pickersOf(profile: ProfileSettings, settings: SchedulingSettings, random: Random): Picker[] {
   const sessionBound: LoadBound = { epsilon: settings.balanceEpsilon, kappa: 0, floor: BALANCE_FLOOR };
-  const prefixBound: LoadBound = { epsilon: settings.prefix.epsilon, kappa: settings.prefix.kappa, floor: BALANCE_FLOOR };
+  const prefixBound: LoadBound = { epsilon: settings.prefix.epsilon, kappa: settings.prefix.kappa, floor: BALANCE_FLOOR, creditFloorOnly: true };
   const walks = profile.affinity.map((kind) =>
     kind === 'session'
       ? new BoundedWalkPicker(new SessionRendezvousScorer(), sessionBound)
