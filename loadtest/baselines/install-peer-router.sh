@@ -1,34 +1,46 @@
 #!/usr/bin/env bash
-# Installs the peer LLM router the benchmark compares switchyard against: the
-# vLLM project's router (PyPI `vllm-router`, https://github.com/vllm-project/router,
-# a Rust router shipped as a Python wheel with a `vllm-router` launcher). It
-# needs neither a GPU nor vllm itself.
+# Installs a peer LLM router the benchmarks compare switchyard against, as a
+# Rust router shipped in a Python wheel; neither needs a GPU nor an engine
+# package:
+#   vllm-router  the vLLM project's router (https://github.com/vllm-project/router)
+#   smg          SGLang's model gateway (Shepherd Model Gateway, lightseekorg/smg)
 #
-# The venv is cached per version under
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/peer-router/vllm-router-<version>/
+# The venv is cached per package and version under
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/peer-router/<package>-<version>/
 # so repeated benchmark runs cost nothing and need no network. A `.installed`
 # marker is written only after a verified install, so an interrupted run is
 # redone from scratch instead of leaving a half-built venv that looks usable.
 #
-# Prints the path of the `vllm-router` executable on the last line of stdout.
+# Prints the path of the router executable on the last line of stdout.
 # Exits non-zero with a one-line reason on stderr when it cannot install.
 #
-# Usage: bash loadtest/baselines/install-peer-router.sh
-# Env:   VLLM_ROUTER_VERSION  overrides the pinned version (default below)
+# Usage: bash loadtest/baselines/install-peer-router.sh [vllm-router | smg]
+# Env:   VLLM_ROUTER_VERSION, SMG_VERSION  override the pinned versions (below)
 set -euo pipefail
-
-# Pinned so that results stay comparable across runs.
-VERSION="${VLLM_ROUTER_VERSION:-0.1.17}"
-PACKAGE="vllm-router"
-ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/peer-router"
-VENV="$ROOT/$PACKAGE-$VERSION"
-EXE="$VENV/bin/vllm-router"
-MARKER="$VENV/.installed"
 
 fail() {
   echo "install-peer-router: $*" >&2
   exit 1
 }
+
+PACKAGE="${1:-vllm-router}"
+# Versions pinned so that results stay comparable across runs. IMPORTS loads
+# the Rust extension, so a wheel that installs but cannot load fails here.
+case "$PACKAGE" in
+  vllm-router)
+    VERSION="${VLLM_ROUTER_VERSION:-0.1.17}"
+    IMPORTS='import vllm_router_rs, vllm_router.router'
+    ;;
+  smg)
+    VERSION="${SMG_VERSION:-1.13.0}"
+    IMPORTS='import smg.smg_rs, smg.launch_router'
+    ;;
+  *) fail "unknown peer router $PACKAGE (vllm-router or smg)" ;;
+esac
+ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/peer-router"
+VENV="$ROOT/$PACKAGE-$VERSION"
+EXE="$VENV/bin/$PACKAGE"
+MARKER="$VENV/.installed"
 
 if [[ -f "$MARKER" && -x "$EXE" ]]; then
   echo "$EXE"
@@ -63,11 +75,11 @@ fi
 
 # The launcher only warns when the Rust extension cannot load (e.g. too old a
 # glibc), then fails at start; import it now so that failure is reported here.
-if ! log="$("$VENV/bin/python" -c 'import vllm_router_rs, vllm_router.router' 2>&1)"; then
+if ! log="$("$VENV/bin/python" -c "$IMPORTS" 2>&1)"; then
   rm -rf "$VENV"
   fail "$PACKAGE==$VERSION installed but its Rust extension does not load: $(printf '%s' "$log" | tail -n 1)"
 fi
-[[ -x "$EXE" ]] || { rm -rf "$VENV"; fail "$PACKAGE==$VERSION installed no vllm-router executable"; }
+[[ -x "$EXE" ]] || { rm -rf "$VENV"; fail "$PACKAGE==$VERSION installed no $PACKAGE executable"; }
 
 touch "$MARKER"
 echo "$EXE"

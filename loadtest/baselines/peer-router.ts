@@ -1,9 +1,11 @@
 /**
- * The peer LLM router baseline: the vLLM project's own router (PyPI
+ * The peer LLM router baselines: the vLLM project's own router (PyPI
  * `vllm-router`, github.com/vllm-project/router, a Rust router shipped as a
  * Python wheel) over the same engines switchyard is measured on. It is what a
  * platform team running vLLM would reach for first, so it is the comparison
- * that matters most after nginx.
+ * that matters most after nginx. SGLang's gateway (PyPI `smg`, the Shepherd
+ * Model Gateway that vllm-router forked from) runs the same way, for the
+ * prefix-affinity benchmark's `cache_aware` comparison.
  *
  * Configured as an operator would for a static fleet: a fixed
  * `--worker-urls` list, round-robin (its default, cache_aware, keys on
@@ -22,7 +24,14 @@ import { atNormalPriority } from '../bench/processes.ts';
 import { freePorts } from './free-ports.ts';
 
 const INSTALL_SCRIPT = fileURLToPath(new URL('./install-peer-router.sh', import.meta.url));
-const PACKAGE = 'vllm-router';
+/** Peer routers this module installs and starts. */
+export type PeerRouterName = 'vllm-router' | 'smg';
+
+/** How each peer is started: its subcommand and the log level its CLI spells "warnings only". */
+const PEERS: Readonly<Record<PeerRouterName, { readonly subcommand: readonly string[]; readonly logLevel: string; readonly project: string }>> = {
+  'vllm-router': { subcommand: [], logLevel: 'warning', project: 'vllm-project/router' },
+  smg: { subcommand: ['launch'], logLevel: 'warn', project: 'lightseekorg/smg, SGLang model gateway' },
+};
 /** Start-up takes ~0.4 s warm; the first start after install also compiles Python bytecode. */
 const START_TIMEOUT_MS = 60_000;
 /** SIGTERM drains gracefully in ~1.5 s; past this it is killed. */
@@ -46,20 +55,20 @@ export interface PeerRouter {
   stop(): Promise<void>;
 }
 
-/** Load-balancing policies of `vllm-router --policy` that need no engine-side extras. */
+/** Load-balancing policies of `vllm-router --policy` that need no engine-side extras (smg spells consistent hashing `consistent_hashing`; the others are the same). */
 export type PeerRouterPolicy = 'round_robin' | 'random' | 'power_of_two' | 'consistent_hash' | 'cache_aware';
 
 /** The installed router executable and its version, or why there is none. */
 export type PeerRouterInstall = { readonly executable: string; readonly version: string } | { readonly unavailable: string };
 
 /**
- * Installs the pinned `vllm-router` into its cached venv (a no-op once done)
- * and reports the executable and the version actually installed.
+ * Installs the pinned `peer` (default `vllm-router`) into its cached venv (a
+ * no-op once done) and reports the executable and the version actually installed.
  */
-export async function installPeerRouter(): Promise<PeerRouterInstall> {
+export async function installPeerRouter(peer: PeerRouterName = 'vllm-router'): Promise<PeerRouterInstall> {
   let executable: string;
   try {
-    const { stdout } = await execFileAsync('bash', [INSTALL_SCRIPT], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    const { stdout } = await execFileAsync('bash', [INSTALL_SCRIPT, peer], { encoding: 'utf8', maxBuffer: 1 << 20 });
     executable = stdout.trim().split('\n').at(-1) ?? '';
   } catch (err) {
     // execFile rejects with the child's stderr attached; the script's reason is its last line.
@@ -71,10 +80,10 @@ export async function installPeerRouter(): Promise<PeerRouterInstall> {
   try {
     // Ask the venv rather than trusting the pin, so the report names what really ran.
     const python = join(dirname(executable), 'python');
-    const { stdout } = await execFileAsync(python, ['-c', `import importlib.metadata as m; print(m.version(${JSON.stringify(PACKAGE)}))`], { encoding: 'utf8' });
+    const { stdout } = await execFileAsync(python, ['-c', `import importlib.metadata as m; print(m.version(${JSON.stringify(peer)}))`], { encoding: 'utf8' });
     return { executable, version: stdout.trim() };
   } catch (err) {
-    return { unavailable: `${PACKAGE} is installed at ${executable} but its version cannot be read: ${String(err)}` };
+    return { unavailable: `${peer} is installed at ${executable} but its version cannot be read: ${String(err)}` };
   }
 }
 
@@ -91,20 +100,25 @@ export async function startPeerRouter(options: {
   readonly core?: number;
   /** Defaults to `round_robin`, the policy comparable with a plain L7 balancer. */
   readonly policy?: PeerRouterPolicy;
+  /** Which peer; defaults to `vllm-router`. */
+  readonly peer?: PeerRouterName;
 }): Promise<PeerRouter | { unavailable: string }> {
   if (options.backends.length === 0) throw new Error('startPeerRouter needs at least one backend');
-  const installed = await installPeerRouter();
+  const name = options.peer ?? 'vllm-router';
+  const peer = PEERS[name];
+  const installed = await installPeerRouter(name);
   if ('unavailable' in installed) return installed;
 
   // It always serves Prometheus metrics on a second port (0 is rejected, and
   // omitting the flag means 29000), so it gets a free port of its own too.
   const [port, metricsPort] = (await freePorts(2)) as [number, number];
   const args = [
+    ...peer.subcommand,
     '--host', '127.0.0.1',
     '--port', String(port),
     '--worker-urls', ...options.backends,
     '--policy', options.policy ?? 'round_robin',
-    '--log-level', 'warning',
+    '--log-level', peer.logLevel,
     '--prometheus-host', '127.0.0.1',
     '--prometheus-port', String(metricsPort),
     // Defaults wait up to 600 s, checking every 30 s, for an engine that is
@@ -164,11 +178,11 @@ export async function startPeerRouter(options: {
   for (;;) {
     if (gone()) {
       await stop();
-      throw new Error(`${PACKAGE} ${installed.version} did not start (${spawnError?.message ?? `exit ${String(child.exitCode ?? child.signalCode)}`}): ${explain()}`);
+      throw new Error(`${name} ${installed.version} did not start (${spawnError?.message ?? `exit ${String(child.exitCode ?? child.signalCode)}`}): ${explain()}`);
     }
     if (Date.now() - startedAt > START_TIMEOUT_MS) {
       await stop();
-      throw new Error(`${PACKAGE} ${installed.version} did not answer /v1/models within ${START_TIMEOUT_MS} ms (last: ${lastSeen}): ${explain()}`);
+      throw new Error(`${name} ${installed.version} did not answer /v1/models within ${START_TIMEOUT_MS} ms (last: ${lastSeen}): ${explain()}`);
     }
     // /v1/models is proxied to an engine, so an answer also proves the forwarding path works.
     const listed = await listedModels(url);
@@ -176,7 +190,7 @@ export async function startPeerRouter(options: {
       if (listed.includes(options.model)) break;
       // The engines are up and answered: waiting longer will not change the model they serve.
       await stop();
-      throw new Error(`the engines behind ${PACKAGE} serve [${listed.join(', ')}], not ${options.model}`);
+      throw new Error(`the engines behind ${name} serve [${listed.join(', ')}], not ${options.model}`);
     }
     lastSeen = listed;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -186,7 +200,7 @@ export async function startPeerRouter(options: {
   return {
     url,
     pid: child.pid,
-    description: `${PACKAGE} ${installed.version} (PyPI, vllm-project/router): RUST_LOG=warn ${pinned}vllm-router ${args.join(' ')}`,
+    description: `${name} ${installed.version} (PyPI, ${peer.project}): RUST_LOG=warn ${pinned}${name} ${args.join(' ')}`,
     stop,
   };
 }

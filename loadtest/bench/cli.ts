@@ -79,6 +79,13 @@ const SCENARIOS: readonly ScenarioEntry[] = [
       'Routers started cold with no capacity configured, hit at once by 2,000 closed-loop clients sending 10,000 small non-streamed requests (`ab -n 10000 -c 2000`) against three 8-slot engines; 1 router and 3 behind nginx round-robin, without and with a router queue (2,000, 30 s), and the same with the true capacity configured. Engine queues sampled every 100 ms. Then 8,000 long streams arriving over 3 s through one router to engines with room for all. Bars: every engine\'s `num_requests_waiting` ≤ `admission.maxWaiting` in every sample from the first request on, with 1 and 3 replicas; the queued backlog served; zero 5xx and resets; no 429 for event-loop lag; `/livez` answered throughout; every engine fully busy within 3 scrape intervals (queued runs); the stream ramp served whole.',
     run: async (argv) => (await import('../scenarios/cold-start.ts')).coldStart(argv),
   },
+  {
+    name: 'prefix-affinity',
+    title: 'Prefix affinity: keyless traffic routed to the engines\' prefix caches',
+    about:
+      'Eight engine simulators (24 slots, a 384k-token LRU prefix cache, 12k tokens/s prefill) under four seeded workloads: A keyless multi-turn chat resending its history, B users over 150 shared 6k-token documents, C one shared system prompt, D no reuse; at 70% and 120% of least-load\'s capacity (probed per workload), through switchyard round-robin, least-load and prefix-affinity (1 router, and 3 behind nginx round-robin), an oracle routing on the engines\' true caches, and the `cache_aware` policies of vllm-router and SGLang\'s smg (A and B at 70%; nothing sheds at 70%, switchyard and the oracle shed at 5 waiting at 120%). Reports the engines\' token-weighted prefix hit ratio, TTFT, served/shed/failed, batch balance and per-core CPU. Bars: A hit ratio ≥ 0.85 at 1 and 3 replicas with least-load ≤ 0.6; TTFT p99 ≤ 0.5× least-load on A and B, ≤ 1.1× on D; C time-averaged max/mean running ≤ 1.5.',
+    run: async (argv) => (await import('../scenarios/prefix-affinity.ts')).prefixAffinity(argv),
+  },
 ];
 
 const USAGE = `Usage: switchyard bench <scenario> [--quick | --smoke] [--quiet] [--out DIR] [--generators N] [scenario flags]

@@ -181,7 +181,7 @@ async function decisionCounts(admin: string): Promise<Record<string, number>> {
  * least once, so the first arrivals are not all sent to whichever engine the
  * model probe reached first.
  */
-async function waitUntilRoutable(admin: string, urls: readonly string[]): Promise<void> {
+export async function waitUntilRoutable(admin: string, urls: readonly string[]): Promise<void> {
   for (let i = 0; i < 500; i++) {
     const endpoints = await debugEndpoints(admin);
     const ready = urls.every((url) => endpoints.some((e) => e.url === url && e.routable && e.scrape.ageMs !== null));

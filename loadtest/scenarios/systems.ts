@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { startNginx } from '../baselines/nginx.ts';
-import { startPeerRouter } from '../baselines/peer-router.ts';
+import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from '../baselines/peer-router.ts';
 import { cpuTimeMs, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 
 /** Something load is sent to. */
@@ -66,11 +66,20 @@ export async function startNginxProxy(backends: readonly string[], core?: number
   return { name: 'nginx', url: nginx.url, description: nginx.description, pids: () => nginx.pids(), stop: () => nginx.stop() };
 }
 
-/** Starts the vLLM project's router over `backends`, or says why it cannot run here. */
-export async function startPeer(backends: readonly string[], model: string, core?: number): Promise<System | { unavailable: string }> {
-  const peer = await startPeerRouter({ backends, model, ...(core === undefined ? {} : { core }) });
+/**
+ * Starts a peer router over `backends` (the vLLM project's router unless
+ * `options.peer` says otherwise; round-robin unless `options.policy` says
+ * otherwise, e.g. `cache_aware`), or says why it cannot run here.
+ */
+export async function startPeer(
+  backends: readonly string[],
+  model: string,
+  core?: number,
+  options: { readonly peer?: PeerRouterName; readonly policy?: PeerRouterPolicy } = {},
+): Promise<System | { unavailable: string }> {
+  const peer = await startPeerRouter({ backends, model, ...(core === undefined ? {} : { core }), ...options });
   if ('unavailable' in peer) return peer;
-  return { name: 'vllm-router', url: peer.url, description: peer.description, pids: () => (peer.pid === undefined ? [] : [peer.pid]), stop: () => peer.stop() };
+  return { name: options.peer ?? 'vllm-router', url: peer.url, description: peer.description, pids: () => (peer.pid === undefined ? [] : [peer.pid]), stop: () => peer.stop() };
 }
 
 /** CPU time (ms) used so far by all of `pids`. */

@@ -1,0 +1,193 @@
+/**
+ * `switchyard bench prefix-affinity`: does routing keyless traffic by its
+ * prompt prefix find the engines' prefix caches, and what does that do to
+ * the time to first token? Eight simulated engines with a KV-block prefix
+ * cache and a prefill cost per uncached token (prefix-runner.ts FLEET) take
+ * four seeded workloads (prefix-workloads.ts: keyless multi-turn chat, shared
+ * documents, one shared system prompt, no reuse) through switchyard's
+ * round-robin, least-load and prefix-affinity policies (one router, and three
+ * behind nginx round-robin), an oracle that routes on the engines' true cache
+ * contents, and the `cache_aware` policies of the vLLM project's router and
+ * SGLang's gateway (smg), at 70% and 120% of least-load's capacity.
+ *
+ * Admission is held equal: at loads up to capacity nothing sheds (switchyard
+ * with saturation thresholds out of reach, the oracle unbounded), since the
+ * peers have no admission to match, and the peers run only there (A and B);
+ * past capacity switchyard and the oracle shed at 5 waiting (switchyard's
+ * default). Every row reports served and shed counts either way.
+ *
+ *   npm run bench -- prefix-affinity [--quick | --smoke] [--workloads A,B] [--routers ...]
+ *     [--replicas 1,3] [--loads 0.7,1.2] [--duration-s N] [--warmup-s N] [--seed N] [--out DIR]
+ */
+import { BARS, judge, table, workloadLines, type LoadedRow } from './prefix-report.ts';
+import { derivedCapacity, probedCapacity, type Capacity } from './prefix-capacity.ts';
+import { FLEET } from './prefix-fleet.ts';
+import { BUSY_CORE_LIMIT, runRow, type RowSpec } from './prefix-runner.ts';
+import { isPeer, ROUTER_NAMES, type RouterName } from './prefix-targets.ts';
+import { WORKLOAD_NAMES, warmupMsFor, workload, type WorkloadName } from './prefix-workloads.ts';
+import { factsLine, pct, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
+
+/** Durations (ms) and what runs, per mode. */
+interface Plan {
+  readonly workloads: readonly WorkloadName[];
+  readonly routers: readonly RouterName[];
+  readonly replicas: readonly number[];
+  readonly loads: readonly number[];
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly drainMs: number;
+  /** Probe least-load's capacity per workload (else assume no cache hits: prefix-capacity.ts). */
+  readonly probe: boolean;
+}
+
+const ALL_ROUTERS: readonly RouterName[] = ROUTER_NAMES;
+
+/**
+ * Full: A's conversations live ~25 s (12 turns of ~1 s plus ~1 s of think
+ * time), so a 20 s warm-up brings the window close to steady state (a window
+ * that starts earlier holds more first turns, which cannot hit). Quick keeps
+ * the shape at under half the time; smoke (CI) checks one workload end to end.
+ */
+const PLANS: Readonly<Record<'full' | 'quick' | 'smoke', Plan>> = {
+  full: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 20_000, durationMs: 30_000, drainMs: 60_000, probe: true },
+  quick: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 12_000, durationMs: 12_000, drainMs: 60_000, probe: true },
+  smoke: { workloads: ['A'], routers: ['least-load', 'prefix-affinity', 'oracle'], replicas: [1], loads: [0.7], warmupMs: 3_000, durationMs: 4_000, drainMs: 5_000, probe: false },
+};
+
+const USAGE = `Usage: npm run bench -- prefix-affinity [options]
+
+  --quick | --smoke      shorter runs (minutes) | one workload, seconds (CI: only failed requests decide)
+  --workloads LIST       of ${WORKLOAD_NAMES.join(',')} (default: all)
+  --routers LIST         of ${ROUTER_NAMES.join(',')} (default: all)
+  --replicas LIST        router processes behind nginx (default 1,3; round-robin and the oracle run at 1 only)
+  --loads LIST           shares of least-load's capacity (default 0.7,1.2; peers run at loads ≤ 1 on A and B)
+  --duration-s N         measured seconds per row
+  --warmup-s N           unmeasured seconds before that
+  --seed N               workload and arrival seed (default 1)
+  --out DIR              results directory (default loadtest/results)
+`;
+
+function list<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value.split(',').filter((v) => v !== '');
+  for (const item of items) if (!(allowed as readonly string[]).includes(item)) throw new Error(`--${flag}: unknown ${JSON.stringify(item)} (one of ${allowed.join(', ')})`);
+  return items as T[];
+}
+
+function numbers(value: string | undefined, flag: string): number[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value.split(',').filter((v) => v !== '').map(Number);
+  if (items.length === 0 || items.some((n) => !(n > 0))) throw new Error(`--${flag}: expected positive numbers, got ${JSON.stringify(value)}`);
+  return items;
+}
+
+/** Which rows run, in order: per workload and load, every router at every replica count it runs at. */
+function rowsOf(plan: Plan, w: WorkloadName, load: number): { router: RouterName; replicas: number }[] {
+  const out: { router: RouterName; replicas: number }[] = [];
+  for (const replicas of plan.replicas) {
+    for (const router of plan.routers) {
+      // One oracle sees every engine's cache; round-robin through N round-robin routers is still round-robin.
+      if ((router === 'oracle' || router === 'round-robin') && replicas !== plan.replicas[0]) continue;
+      if (isPeer(router) && (load > 1 || (w !== 'A' && w !== 'B'))) continue;
+      out.push({ router, replicas });
+    }
+  }
+  return out;
+}
+
+/** Entry point; returns the exit code. */
+export async function prefixAffinity(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const options = scenarioOptions(argv, ['workloads', 'routers', 'replicas', 'loads', 'duration-s', 'warmup-s', 'seed']);
+  const base = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
+  const x = options.extra;
+  const durationS = numbers(x['duration-s'], 'duration-s')?.[0];
+  const warmupS = numbers(x['warmup-s'], 'warmup-s')?.[0];
+  const plan: Plan = {
+    ...base,
+    workloads: list(x['workloads'], WORKLOAD_NAMES, 'workloads') ?? base.workloads,
+    routers: list(x['routers'], ROUTER_NAMES, 'routers') ?? base.routers,
+    replicas: numbers(x['replicas'], 'replicas')?.map(Math.round) ?? base.replicas,
+    loads: numbers(x['loads'], 'loads') ?? base.loads,
+    ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
+    ...(warmupS === undefined ? {} : { warmupMs: warmupS * 1000 }),
+  };
+  const seed = Number(x['seed'] ?? 1);
+  const rows: LoadedRow[] = [];
+  const capacities: Partial<Record<WorkloadName, Capacity>> = {};
+  const descriptions: Partial<Record<WorkloadName, string>> = {};
+  for (const [wi, name] of plan.workloads.entries()) {
+    const w = workload(name, seed);
+    descriptions[name] = w.description;
+    const capacity = plan.probe ? await probedCapacity(w, plan, seed) : derivedCapacity(w);
+    capacities[name] = capacity;
+    console.error(`${name}: least-load capacity ${capacity.perS.toFixed(1)} req/s (${capacity.how}: ${capacity.uncachedTokens.toFixed(0)} of ${capacity.promptTokens.toFixed(0)} prompt tokens to prefill per request)`);
+    for (const load of plan.loads) {
+      const ratePerS = load * capacity.perS;
+      for (const { router, replicas } of rowsOf(plan, name, load)) {
+        const spec: RowSpec = {
+          workload: w,
+          router,
+          replicas,
+          conversationsPerS: ratePerS / w.meanTurns,
+          shedding: load > 1,
+          warmupMs: warmupMsFor(w, plan.warmupMs, ratePerS),
+          durationMs: plan.durationMs,
+          drainMs: plan.drainMs,
+          // The same arrivals for every router at this workload and load.
+          seed: seed * 1_000 + wi * 10 + plan.loads.indexOf(load),
+          id: `${name}${Math.round(load * 100)}-${router}-${replicas}`,
+        };
+        const row: LoadedRow = { ...(await runRow(spec)), load, ratePerS };
+        rows.push(row);
+        console.error(progressLine(row));
+      }
+    }
+  }
+
+  const bars = judge(rows);
+  const facts = runFacts(`npm run bench -- prefix-affinity ${argv.join(' ')}`.trim());
+  const markdown = [
+    factsLine(facts),
+    '',
+    `Fleet: ${FLEET.engines} in-process engine simulators × ${FLEET.slots} slots, prefix cache ${FLEET.kvBlocks.toLocaleString('en')} blocks of ${FLEET.blockTokens} tokens (LRU), prefill ${FLEET.prefillTps.toLocaleString('en')} tokens/s, ${FLEET.ttftMs} ms fixed to first token, ${FLEET.outputTokens} output tokens ${FLEET.itlMs} ms apart; all requests streamed.`,
+    '',
+    'Workloads (seeded; the same conversations and arrival times for every router):',
+    workloadLines(descriptions),
+    '',
+    `Capacity (least-load): ${Object.entries(capacities).map(([n, c]) => `${n} ${c.perS.toFixed(1)} req/s (${c.how}${c.how === 'probed' ? `, hit ratio ${c.hitRatio.toFixed(2)}` : ''}: ${c.uncachedTokens.toFixed(0)} of ${c.promptTokens.toFixed(0)} prompt tokens prefilled per request)`).join('; ')}. Probed: a least-load run (one router, this open loop, 80% of the no-hit capacity) gives the uncached prompt tokens per request u from the engines' counters; capacity = ${FLEET.engines} × min(${FLEET.slots} slots / (u ÷ ${FLEET.prefillTps} tokens/s + ${FLEET.ttftMs} ms + ${FLEET.outputTokens + 1} × ${FLEET.itlMs} ms), ${FLEET.prefillTps} / u), prefill being one FIFO lane per engine. Derived (smoke): the same with nothing cached.`,
+    `Admission: loads ≤ 100% run with shedding off (switchyard \`--admission-max-waiting 1000000 --admission-kv-cache-threshold 1\`, the oracle unbounded; the peers have no equivalent); loads > 100% with switchyard's default (shed at 5 waiting) and the oracle at 5. Warm-up ${plan.warmupMs / 1000} s (B: at least 2 requests per document, every document once first, so its caches are warm), measured ${plan.durationMs / 1000} s per row; one-turn workloads ramp their arrivals up over the first 5 s of the warm-up (half of it when shorter), A starts with the conversations a steady state has under way (prefix-runner.ts).`,
+    '',
+    bars.markdown(options.smoke),
+    '',
+    table(rows),
+    '',
+    `Hit ratio: Σ Δ\`vllm:prefix_cache_hits_total\` / Σ Δ\`vllm:prefix_cache_queries_total\` over the engines in the measured window (tokens). TTFT: from when a request was due (its conversation's arrival, or the previous reply plus think time) to its first SSE event, over served requests due in the window. Running max/mean: every 100 ms, the largest engine's running count over the mean, averaged over the window. Busiest core: /proc/stat over the window; a row with a core above ${pct(BUSY_CORE_LIMIT)} is marked invalid (the machine, not the router, set its latency) and fails its bars. Router CPU: the router processes' CPU time in the window per request completed in it. A conversation ends at its first shed or failed turn.`,
+    '',
+    `Bars: A hit ratio ≥ ${BARS.minAffinityHitA} with least-load ≤ ${BARS.maxLeastLoadHitA}; TTFT p99 ≤ ${BARS.maxTtftP99ShareAB}× least-load on A and B, ≤ ${BARS.maxTtftP99ShareD}× on D; C running max/mean ≤ ${BARS.maxRunningImbalanceC}; each at every load and replica count run.`,
+    '',
+    'Routers:',
+    ...routerLines(rows),
+  ].join('\n');
+  writeResults(options.out, 'prefix-affinity', facts, { plan, seed, fleet: FLEET, capacities, bars: bars.list, rows }, markdown);
+  return bars.pass(options.smoke) ? 0 : 1;
+}
+
+/** One line per router: the command of its first row (several replicas run the same command behind nginx). */
+function routerLines(rows: readonly LoadedRow[]): string[] {
+  const first = new Map<string, string>();
+  for (const r of rows) if (r.description !== '' && !first.has(r.router)) first.set(r.router, r.description);
+  return [...first].map(([router, d]) => `- ${router}: \`${d}\``);
+}
+
+function progressLine(row: LoadedRow): string {
+  const head = `${row.workload} ${pct(row.load)} ${row.router} ×${row.replicas}`;
+  if (row.unavailable !== undefined) return `${head}: unavailable: ${row.unavailable}`;
+  const w = row.window;
+  return `${head}: sent ${w.sent}, served ${w.served}, shed ${w.shed}, failed ${w.failed}, hit ${row.hitRatio.toFixed(2)}, TTFT p50 ${w.ttftP50.toFixed(0)} p99 ${w.ttftP99.toFixed(0)} ms, running max/mean ${row.running.maxOverMean.toFixed(2)}, cores ${row.coreBusy.map(pct).join('/')}`;
+}
+
+runIfMain(import.meta.url, prefixAffinity);
