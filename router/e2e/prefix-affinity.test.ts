@@ -68,4 +68,34 @@ describe('prefix affinity', () => {
     const hits = /switchyard_policy_decisions_total\{policy="prefix-affinity",outcome="prefix_hit"\} (\d+)/.exec(metrics);
     assert.ok(hits && Number(hits[1]) > 0, 'no prefix_hit decisions counted');
   });
+
+  it('after an engine resets its prefix cache, each of its conversations misses once and then hits again, on the same engine', async () => {
+    const kvEngine = { model: 'kv', knobs: { ttftMs: 0, itlMs: 0, maxSeqs: 64, kvBlocks: 4_000, prefillTps: 0 } };
+    const kv = await startFleet([kvEngine, kvEngine, kvEngine], ['--routing-policy', 'prefix-affinity']);
+    try {
+      const ask = async (c: number, turn: number) => {
+        const requestId = `kv-${c}-${turn}`;
+        const body = { ...(turnBody(c, turn) as object), model: 'kv' };
+        assert.equal((await postJson(`${kv.base}/v1/chat/completions`, body, { 'x-request-id': requestId })).status, 200);
+        const engine = servedBy(kv.engines, requestId);
+        return { engine, cached: kv.engines[engine]?.sent(requestId)?.kv?.cachedTokens ?? -1 };
+      };
+      const SHARED_TOKENS = 400;
+      const homes: number[] = [];
+      for (let c = 0; c < 9; c++) homes.push((await ask(c, 0)).engine);
+      for (let c = 0; c < 9; c++) assert.ok((await ask(c, 1)).cached > 0, `conversation ${c} turn 1 hit`);
+      const reset = homes[0] as number;
+      kv.engines[reset]?.resetPrefixCache();
+      for (let c = 0; c < 9; c++) {
+        const turn2 = await ask(c, 2);
+        assert.equal(turn2.engine, homes[c], 'the conversation stays home');
+        // A miss: at most the system prompt all conversations share (~300 tokens) is cached again, not the conversation's history.
+        if (homes[c] === reset) assert.ok(turn2.cached <= SHARED_TOKENS, `conversation ${c} missed once on the reset engine (${turn2.cached} cached)`);
+        else assert.ok(turn2.cached > SHARED_TOKENS);
+        assert.ok((await ask(c, 3)).cached > SHARED_TOKENS, `conversation ${c} hits its history again after the miss`);
+      }
+    } finally {
+      await kv.close();
+    }
+  });
 });
