@@ -28,6 +28,7 @@ import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { errorBody, errorHeaders, SwitchyardError } from '../../router/errors/errors.ts';
+import { listenOn } from '../sim/listen.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 
 /** Settings of the oracle. */
@@ -93,16 +94,10 @@ export class PrefixOracle {
   }
 
   /** Starts listening (the engines must be listening already); resolves with the bound port. */
-  listen(host = '127.0.0.1', port = 0): Promise<number> {
+  async listen(host = '127.0.0.1', port = 0): Promise<number> {
     this.#pools = this.#engines.map((engine) => new Pool(engine.url, { connections: this.#connections, pipelining: 1 }));
-    return new Promise((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen({ host, port, backlog: 4096 }, () => {
-        const address = this.#server.address();
-        this.#port = typeof address === 'object' && address !== null ? address.port : port;
-        resolve(this.#port);
-      });
-    });
+    this.#port = await listenOn(this.#server, host, port);
+    return this.#port;
   }
 
   /** Stops listening, destroys open client connections and closes the engine pools (not the engines). */

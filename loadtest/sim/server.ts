@@ -26,6 +26,7 @@ import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderMetrics, TtftHistogram } from './metrics-text.ts';
+import { listenOn } from './listen.ts';
 import { PrefixCache, promptBlocks } from './prefix-cache.ts';
 import { ResponseWriter } from './response-writer.ts';
 import { seededRng } from './random.ts';
@@ -121,15 +122,9 @@ export class EngineSimulator {
   }
 
   /** Starts listening; resolves with the bound port. */
-  listen(host = '127.0.0.1', port = 0): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen({ host, port, backlog: 4096 }, () => {
-        const address = this.#server.address();
-        this.#port = typeof address === 'object' && address !== null ? address.port : port;
-        resolve(this.#port);
-      });
-    });
+  async listen(host = '127.0.0.1', port = 0): Promise<number> {
+    this.#port = await listenOn(this.#server, host, port);
+    return this.#port;
   }
 
   /** Stops listening and destroys every open connection. */

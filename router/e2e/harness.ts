@@ -172,3 +172,25 @@ export function startRouterProcess(args: string[], nodeArgs: readonly string[] =
 export function servedBy(engines: readonly EngineSimulator[], requestId: string): number {
   return engines.findIndex((engine) => engine.received(requestId) !== undefined);
 }
+
+/**
+ * Holds `count` chat requests for `model` open directly on the engine at `url` (bypassing the
+ * router, each with a 60 s time to first token) until released: a busy engine on demand.
+ */
+export function holdOnEngine(url: string, count: number, model: string): { release(): Promise<void> } {
+  const controller = new AbortController();
+  const held = Array.from({ length: count }, () =>
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hold' }] }),
+      signal: controller.signal,
+    }).catch(() => undefined),
+  );
+  return {
+    async release() {
+      controller.abort();
+      await Promise.all(held);
+    },
+  };
+}

@@ -2,30 +2,11 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EventLoopLagMonitor } from '../admission/event-loop-lag.ts';
-import { errorOf, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
+import { errorOf, holdOnEngine, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
 
 const MODEL = 'm-over';
 const INTERVAL_MS = 100;
 const chat = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
-
-/** Holds `count` requests open directly on an engine (bypassing the router) until released. */
-function holdOnEngine(url: string, count: number): { release(): Promise<void> } {
-  const controller = new AbortController();
-  const held = Array.from({ length: count }, () =>
-    fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000' },
-      body: JSON.stringify(chat),
-      signal: controller.signal,
-    }).catch(() => undefined),
-  );
-  return {
-    async release() {
-      controller.abort();
-      await Promise.all(held);
-    },
-  };
-}
 
 async function metric(fleet: Fleet, pattern: RegExp): Promise<number> {
   const text = await (await fetch(`${fleet.admin}/metrics`)).text();
@@ -46,7 +27,7 @@ describe('shedding on saturation', () => {
 
   it('answers 429 with Retry-After at once, sends nothing upstream, and admits again once the queue drains', async () => {
     const engine = fleet.engines[0]!;
-    const hold = holdOnEngine(engine.url, 6); // 1 running, 5 waiting
+    const hold = holdOnEngine(engine.url, 6, MODEL); // 1 running, 5 waiting
     await waitFor(() => engine.scheduler.waiting === 5);
     await settle();
     const before = engine.requests;
@@ -65,7 +46,7 @@ describe('shedding on saturation', () => {
 
   it('sheds low priority first', async () => {
     const engine = fleet.engines[0]!;
-    const hold = holdOnEngine(engine.url, 3); // 1 running, 2 waiting: half of maxWaiting 4
+    const hold = holdOnEngine(engine.url, 3, MODEL); // 1 running, 2 waiting: half of maxWaiting 4
     await waitFor(() => engine.scheduler.waiting === 2).catch((err: unknown) => {
       throw new Error(`engine running ${engine.scheduler.running} waiting ${engine.scheduler.waiting}: ${String(err)}`);
     });
@@ -91,7 +72,7 @@ describe('the router queue', () => {
 
   it('holds a request while every candidate is saturated and sends it once one frees up', async () => {
     const engine = fleet.engines[0]!;
-    const hold = holdOnEngine(engine.url, 3);
+    const hold = holdOnEngine(engine.url, 3, MODEL);
     await waitFor(() => engine.scheduler.waiting === 2);
     await settle();
     const queued = postJson(`${fleet.base}/v1/chat/completions`, chat);
@@ -105,7 +86,7 @@ describe('the router queue', () => {
 
   it('sheds a queued request when its wait expires, and drops one whose client leaves', async () => {
     const engine = fleet.engines[0]!;
-    const hold = holdOnEngine(engine.url, 3);
+    const hold = holdOnEngine(engine.url, 3, MODEL);
     await waitFor(() => engine.scheduler.waiting === 2);
     await settle();
     const started = Date.now();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { errorOf, postJson, servedBy, startFleet, waitFor, type Fleet, type RawResponse } from './harness.ts';
+import { errorOf, holdOnEngine, postJson, servedBy, startFleet, waitFor, type Fleet, type RawResponse } from './harness.ts';
 
 const MODEL = 'resp-pin';
 const ENGINES = 4;
@@ -73,25 +73,6 @@ for (const policy of ['auto', 'least-load']) {
   });
 }
 
-/** Holds `count` requests open directly on `engine` (bypassing the router) until released. */
-function holdOnEngine(engine: EngineSimulator, count: number): { release(): Promise<void> } {
-  const controller = new AbortController();
-  const held = Array.from({ length: count }, () =>
-    fetch(`${engine.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000' },
-      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }] }),
-      signal: controller.signal,
-    }).catch(() => undefined),
-  );
-  return {
-    async release() {
-      controller.abort();
-      await Promise.all(held);
-    },
-  };
-}
-
 function stateOf(fleet: Fleet, engine: EngineSimulator): EndpointState {
   const state = [...fleet.router.view.all()].find((s) => s.endpoint.url === engine.url);
   assert.ok(state !== undefined, `no endpoint state for ${engine.url}`);
@@ -102,7 +83,7 @@ function stateOf(fleet: Fleet, engine: EngineSimulator): EndpointState {
 async function saturatedHome(fleet: Fleet): Promise<{ id: string; home: EngineSimulator; hold: { release(): Promise<void> }; before: number[] }> {
   const id = responseIdOf(await postJson(`${fleet.base}/v1/responses`, { model: MODEL, input: 'remember this' }), false);
   const home = fleet.engines[storedBy(fleet.engines, id)] as EngineSimulator;
-  const hold = holdOnEngine(home, 2);
+  const hold = holdOnEngine(home.url, 2, MODEL);
   await waitFor(() => home.scheduler.running === 1 && home.scheduler.waiting === 1);
   // The router calls the engine saturated once a scrape shows its queue.
   await waitFor(() => stateOf(fleet, home).scraped?.waiting === 1);
