@@ -204,9 +204,10 @@ function judgeRouterOrSimulator(response: ParsedResponse, method: string, target
   if (sim !== undefined && !isRouterError(response)) {
     const sent = sim.sent(id);
     if (sent === undefined) {
-      // The simulator records only the answers it generates; its own vLLM-style errors it does not.
+      // The simulator records only the answers it generates; its own vLLM-style errors it does not
+      // (the older flat shape, and the nested one of vLLM's Responses API).
       if (!response.complete) return `the simulator's ${response.status} answer reached the client cut`;
-      return response.status >= 400 && /^\{"object":"error"/.test(response.body.toString('utf8')) ? undefined : `status ${response.status}: the simulator got ${id} but has not finished answering it`;
+      return response.status >= 400 && /^\{"(object":"error"|error":\{)/.test(response.body.toString('utf8')) ? undefined : `status ${response.status}: the simulator got ${id} but has not finished answering it`;
     }
     if (response.status !== sent.status) return `the simulator answered ${sent.status}, the client got ${response.status}`;
     if (!response.complete) return `the simulator's ${sent.status} answer reached the client cut after ${response.body.length} bytes`;
