@@ -28,7 +28,7 @@ import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { errorBody, errorHeaders, SwitchyardError } from '../../router/errors/errors.ts';
-import { listenOn } from '../sim/listen.ts';
+import { listenOn, readAll } from '../sim/node-http.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 
 /** Settings of the oracle. */
@@ -207,13 +207,4 @@ function endToEnd(headers: IncomingHttpHeaders): Record<string, string | string[
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
   return out;
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', () => resolve(Buffer.concat(chunks)));
-  });
 }

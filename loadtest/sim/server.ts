@@ -26,7 +26,7 @@ import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderMetrics, TtftHistogram } from './metrics-text.ts';
-import { listenOn } from './listen.ts';
+import { listenOn, readAll } from './node-http.ts';
 import { PrefixCache, promptBlocks } from './prefix-cache.ts';
 import { ResponseWriter } from './response-writer.ts';
 import { seededRng } from './random.ts';
@@ -383,15 +383,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', () => resolve(Buffer.concat(chunks)));
-  });
 }
 
 function remember<T>(map: Map<string, T>, key: string, value: T): void {
