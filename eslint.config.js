@@ -19,6 +19,7 @@ const MODULE_TARGETS = {
   'router/log.ts': '**/log.ts',
   'router/metrics': '**/metrics/**',
   'router/load': '**/load/**',
+  'router/state': '**/state/**',
   'router/scheduling': '**/scheduling/**',
   'router/policy': '**/policy/**',
   'router/admission': '**/admission/**',
@@ -38,16 +39,18 @@ const LEAVES = {
  * The layers left to right: each module may import discovery, the leaves, the
  * modules of its own layer and of every layer to its left. router/metrics sits
  * above router/load (it labels series with the load view's failure kinds);
+ * router/state (Redis) sits above both and below scheduling: it feeds the load
+ * view fleet counts and the request stages shared facts; scheduling stays pure.
  * router/policy is being replaced by router/scheduling and shares its layer.
  * @type {string[][]}
  */
-const LAYERS = [['router/load'], ['router/metrics'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server'], ['router/compose.ts'], ['router/cli']];
+const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server'], ['router/compose.ts'], ['router/cli']];
 /** @type {[string, string[]][]} */
 const MODULES = [
   ...Object.entries(LEAVES),
   ...LAYERS.flatMap((layer, i) => layer.map((name) => /** @type {[string, string[]]} */ ([name, ['discovery', ...Object.keys(LEAVES), ...LAYERS.slice(0, i + 1).flat()]]))),
 ];
-const CHAIN_TEXT = 'discovery ← router/load ← router/scheduling ← router/admission ← router/proxy ← router/request ← router/server ← router/cli';
+const CHAIN_TEXT = 'discovery ← router/load ← router/state ← router/scheduling ← router/admission ← router/proxy ← router/request ← router/server ← router/cli';
 const TEST_FILES = ['**/*.test.ts', '**/e2e/**', '**/test/**', '**/test-support/**', '**/*.hardening.ts', '**/*.e2e.ts'];
 const NO_LOADTEST = {
   group: ['**/loadtest/**'],

@@ -377,7 +377,9 @@ function engineCredentials(config: Config): EngineCredentials {
   if (discovery.mode !== 'static') withFallback[MODE_SOURCE_NAME] = discovery;
   const option = (source: string | undefined) =>
     source === undefined ? 'upstream.apiKeyFile' : source === STATIC_SOURCE_NAME ? 'discovery.static.apiKeyFile' : source === MODE_SOURCE_NAME ? 'discovery.apiKeyFile' : `discovery.sources.${source}.apiKeyFile`;
-  return EngineCredentials.build({ upstream: config.upstream, withFallback, ownKeyOnly: discovery.sources }, (path, source) => readSecretFile(path, option(source)));
+  // With API keys on, the client's Authorization header authenticates it to switchyard and is never forwarded.
+  const forwardClientAuthorization = config.upstream.forwardClientAuthorization ?? config.auth.apiKeysFile === undefined;
+  return EngineCredentials.build({ upstream: { ...config.upstream, forwardClientAuthorization }, withFallback, ownKeyOnly: discovery.sources }, (path, source) => readSecretFile(path, option(source)));
 }
 
 /** Model allow-lists per source name; sources without one are absent. */

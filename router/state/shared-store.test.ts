@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { configSchema } from '../config/schema.ts';
+import type { BreakerState } from './breaker.ts';
+import { createRedisClient } from './redis-client.ts';
+import { LuaScript, SharedStore, type CommandFailure, type SharedStoreObserver } from './shared-store.ts';
+import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+
+function recorder(): SharedStoreObserver & { failures: CommandFailure[]; statuses: string[]; breaker: BreakerState[]; done: number } {
+  const r = {
+    failures: [] as CommandFailure[],
+    statuses: [] as string[],
+    breaker: [] as BreakerState[],
+    done: 0,
+    commandDone: () => void r.done++,
+    commandFailed: (_: string, failure: CommandFailure) => void r.failures.push(failure),
+    breakerMoved: (to: BreakerState) => void r.breaker.push(to),
+    statusChanged: (status: string) => void r.statuses.push(status),
+  };
+  return r;
+}
+
+function storeFor(url: string, observer: SharedStoreObserver, extra: Record<string, unknown> = {}): SharedStore {
+  const config = configSchema.parse({ redis: { url, commandTimeoutMs: 50, breakerFailures: 2, breakerOpenMs: 200, ...extra } });
+  return new SharedStore(createRedisClient(config.redis, () => 'unused'), { keyPrefix: config.redis.keyPrefix, breaker: { failures: 2, openMs: 200 } }, observer);
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('SharedStore against a real redis-server', () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await startRedisServer();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('comes up, runs commands and scripts (loading a script the server lacks once)', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer);
+    try {
+      await until(() => store.status === 'up');
+      assert.equal(await store.run('set', (c) => c.set(store.key('a'), '1')), 'OK');
+      const script = new LuaScript('incr_twice', "redis.call('INCR', KEYS[1]); return redis.call('INCRBY', KEYS[1], ARGV[1])");
+      assert.equal(await store.script(script, [store.key('n')], [5]), 6);
+      assert.equal(await store.script(script, [store.key('n')], [5]), 12, 'second run by its SHA');
+      assert.deepEqual(observer.failures, []);
+      assert.deepEqual(observer.statuses, ['up']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a slow Redis (DEBUG SLEEP) costs each request at most the command timeout, opens the breaker, and recovers by itself', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer);
+    const admin = storeFor(server.url, recorder(), { commandTimeoutMs: 1000 });
+    try {
+      await until(() => store.status === 'up' && admin.status === 'up');
+      // DEBUG SLEEP blocks the whole server; the admin connection's own answer arrives when it ends.
+      const sleeping = admin.run('debug', (c) => c.call('DEBUG', 'SLEEP', '0.6'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const started = performance.now();
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), undefined);
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), undefined);
+      const slowest = performance.now() - started;
+      assert.ok(slowest < 2 * 50 + 60, `two commands took ${slowest.toFixed(0)} ms`);
+      assert.deepEqual(observer.failures, ['timeout', 'timeout']);
+      assert.equal(store.status, 'degraded');
+      const skipped = performance.now();
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), undefined);
+      assert.ok(performance.now() - skipped < 5, 'an open breaker answers at once');
+      assert.equal(observer.failures.at(-1), 'breaker_open');
+      await sleeping;
+      // The breaker tries again after breakerOpenMs; the trial succeeds and it closes.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), '1');
+      assert.equal(store.status, 'up');
+      assert.deepEqual(observer.statuses, ['up', 'degraded', 'up']);
+      assert.deepEqual(observer.breaker, ['open', 'half-open', 'closed']);
+    } finally {
+      await Promise.all([store.close(), admin.close()]);
+    }
+  });
+
+  it('a killed Redis fails commands at once (no offline queue), and a restarted empty one is used again', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer);
+    try {
+      await until(() => store.status === 'up');
+      await server.kill();
+      await until(() => store.status === 'degraded');
+      const started = performance.now();
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), undefined);
+      assert.ok(performance.now() - started < 20, 'no wait for a reconnect');
+      assert.equal(observer.failures.at(-1), 'connection');
+      await server.restart();
+      await until(() => store.status === 'up', 5_000);
+      assert.equal(await store.run('get', (c) => c.get(store.key('a'))), null, 'restarted empty');
+    } finally {
+      await store.close();
+    }
+  });
+});

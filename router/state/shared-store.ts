@@ -1,0 +1,171 @@
+/**
+ * The router's one door to Redis. Every command goes through {@link SharedStore.run}
+ * or {@link SharedStore.script}, which answer `undefined` instead of failing:
+ * when Redis is down, slow, paused or refusing, the caller goes on with its
+ * local state. The door keeps the books on that: a circuit breaker (so a
+ * paused Redis costs each request nothing once it has opened), the up /
+ * degraded status with one event per transition, command latencies and
+ * failures by kind.
+ *
+ * Keys: every key is `keyPrefix` + the caller's name, so several routers can
+ * share one Redis and an ACL can be limited to the prefix. Keys that a
+ * script touches together carry the same `{hash tag}` so a Redis Cluster
+ * keeps them in one slot.
+ */
+import { createHash } from 'node:crypto';
+import { CircuitBreaker, type BreakerSettings, type BreakerState } from './breaker.ts';
+import type { RedisClient } from './redis-client.ts';
+
+/** `off`: no Redis configured; `up`: connected and answering; `degraded`: configured but not usable now. */
+export type SharedStateStatus = 'off' | 'up' | 'degraded';
+
+/** Why a command got no answer; the `kind` label of the failures metric. */
+export type CommandFailure = 'timeout' | 'connection' | 'server' | 'breaker_open';
+
+/** What the store reports (metrics, one log line per transition). Must not throw. */
+export interface SharedStoreObserver {
+  /** A command answered after `seconds`. */
+  commandDone(command: string, seconds: number): void;
+  /** A command got no answer. */
+  commandFailed(command: string, failure: CommandFailure): void;
+  breakerMoved(to: BreakerState): void;
+  /** The status changed; `reason` says what moved it. */
+  statusChanged(status: Exclude<SharedStateStatus, 'off'>, reason: string): void;
+}
+
+/** A Lua script, loaded once per server by its SHA-1 and sent whole only when the server lacks it. */
+export class LuaScript {
+  /** The command label for metrics, e.g. `fleet_publish`. */
+  readonly name: string;
+  readonly body: string;
+  readonly sha: string;
+
+  constructor(name: string, body: string) {
+    this.name = name;
+    this.body = body;
+    this.sha = createHash('sha1').update(body).digest('hex');
+  }
+}
+
+/** Settings of the store. */
+export interface SharedStoreSettings {
+  readonly keyPrefix: string;
+  readonly breaker: BreakerSettings;
+}
+
+export class SharedStore {
+  readonly #client: RedisClient;
+  readonly #prefix: string;
+  readonly #breaker: CircuitBreaker;
+  readonly #observer: SharedStoreObserver;
+  #status: Exclude<SharedStateStatus, 'off'> = 'degraded';
+  /** EVALSHA refused by the server or a proxy in front of it (not NOSCRIPT): send scripts whole from now on. */
+  #evalOnly = false;
+  #closed = false;
+  /** Told of every status change, after the observer (routing drops fleet counts while degraded). */
+  readonly #listeners: ((status: Exclude<SharedStateStatus, 'off'>) => void)[] = [];
+
+  constructor(client: RedisClient, settings: SharedStoreSettings, observer: SharedStoreObserver, now: () => number = Date.now) {
+    this.#client = client;
+    this.#prefix = settings.keyPrefix;
+    this.#observer = observer;
+    this.#breaker = new CircuitBreaker(settings.breaker, now);
+    this.#breaker.onTransition = (to) => {
+      observer.breakerMoved(to);
+      this.#reassess(to === 'open' ? 'commands failing: circuit breaker open' : `circuit breaker ${to}`);
+    };
+    // ioredis reports connection errors as events; unheard, they would go to the console.
+    client.on('error', () => {});
+    client.on('ready', () => this.#reassess('connected'));
+    client.on('close', () => this.#reassess('connection closed'));
+    client.on('end', () => this.#reassess('connection ended'));
+  }
+
+  /** `keyPrefix` + `name`. */
+  key(name: string): string {
+    return this.#prefix + name;
+  }
+
+  /** Up when connected, answering and the breaker is closed; degraded otherwise (never `off`: that is no store at all). */
+  get status(): Exclude<SharedStateStatus, 'off'> {
+    return this.#status;
+  }
+
+  /** Hears every status change. */
+  onStatus(listener: (status: Exclude<SharedStateStatus, 'off'>) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Sends one command through the breaker. Resolves to its answer, or to
+   * `undefined` when it could not be answered in time (never rejects).
+   */
+  async run<T>(command: string, send: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
+    if (this.#closed) return undefined;
+    if (!this.#breaker.allow()) {
+      this.#observer.commandFailed(command, 'breaker_open');
+      return undefined;
+    }
+    const started = performance.now();
+    try {
+      const answer = await send(this.#client);
+      this.#observer.commandDone(command, (performance.now() - started) / 1000);
+      this.#breaker.succeeded();
+      return answer;
+    } catch (err) {
+      this.#observer.commandFailed(command, failureKind(err));
+      this.#breaker.failed();
+      return undefined;
+    }
+  }
+
+  /** Runs `script` on `keys` (prefixed by the caller) with `args`; `undefined` when unanswered. */
+  async script<T>(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<T | undefined> {
+    return this.run(script.name, async (client) => {
+      if (!this.#evalOnly) {
+        try {
+          return (await client.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+        } catch (err) {
+          const message = (err as Error).message;
+          // Anything but a missing script means EVALSHA itself is not allowed here.
+          if (!message.startsWith('NOSCRIPT')) {
+            if (!isRefusedCommand(message)) throw err;
+            this.#evalOnly = true;
+          }
+        }
+      }
+      return (await client.eval(script.body, keys.length, ...keys, ...args)) as T;
+    });
+  }
+
+  /** Closes the connection; later commands answer `undefined`. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    try {
+      await this.#client.quit();
+    } catch {
+      this.#client.disconnect();
+    }
+  }
+
+  #reassess(reason: string): void {
+    const next = this.#client.status === 'ready' && this.#breaker.state === 'closed' ? 'up' : 'degraded';
+    if (next === this.#status || this.#closed) return;
+    this.#status = next;
+    this.#observer.statusChanged(next, reason);
+    for (const listener of this.#listeners) listener(next);
+  }
+}
+
+/** True for an error that says the command is not allowed (unknown command, ACL, a proxy's refusal). */
+function isRefusedCommand(message: string): boolean {
+  return /unknown command|NOPERM|not allowed|unsupported|disabled/i.test(message);
+}
+
+function failureKind(err: unknown): CommandFailure {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/timed out/i.test(message)) return 'timeout';
+  // ioredis' ReplyError is an answer from the server; everything else is the connection.
+  if (err instanceof Error && err.name === 'ReplyError') return 'server';
+  return 'connection';
+}
