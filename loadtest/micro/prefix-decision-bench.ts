@@ -103,7 +103,7 @@ for (const size of [1_024, 32 * 1_024, 200 * 1_024]) {
         const requestFacts = classifier.classify({}, body, size);
         const schedule = scheduler.schedule(requestFacts);
         assert.equal(schedule.kind, 'admit');
-        classifier.admitted(requestFacts);
+        classifier.admitted(requestFacts, schedule.attempts[0] as { id: string });
       });
     };
     const prefix = decide('prefix-affinity', factsOn);

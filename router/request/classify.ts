@@ -35,8 +35,20 @@ export interface ClassifierDeps {
   /** The prefix group table (shares, shared prefixes, the model's reuse). */
   readonly groups: PrefixGroups;
   readonly pins: ResponsePins;
+  /** Shared session assignments (Redis); absent without Redis, where rendezvous hashing keeps sessions together. */
+  readonly sessions?: SessionAssignmentsLookup | undefined;
   /** Epoch ms. */
   now(): number;
+}
+
+/** What classification needs of the shared session assignments (router/state/session-assignments.ts). */
+export interface SessionAssignmentsLookup {
+  /** The assignment this replica read or made recently, if still fresh; no I/O. */
+  cached(sessionKey: string): string | undefined;
+  /** The stored assignment; undefined when there is none or Redis did not answer in time. Never rejects. */
+  lookUp(sessionKey: string): Promise<string | undefined>;
+  /** Records that the session now goes to `to` (its first assignment when `from` is undefined, else a move). No await. */
+  assign(sessionKey: string, from: string | undefined, to: string): void;
 }
 
 /** The route whose answers name a stored response (Responses API). */
@@ -67,9 +79,24 @@ export class Classifier {
     return { ...facts, prefix: { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse } };
   }
 
-  /** The request was admitted: its group, and the model's reuse, learn from it. */
-  admitted(facts: RequestFacts): void {
+  /**
+   * The session's shared engine assignment, when the request has a session
+   * key and assignments are shared (Redis): at most one lookup, with the
+   * replica's recent copy in front. Undefined when there is nothing to look
+   * up, so a request without a session key awaits nothing.
+   */
+  lookUpAssignment(facts: RequestFacts): Promise<RequestFacts> | undefined {
+    const sessions = this.#deps.sessions;
+    if (sessions === undefined || facts.sessionKey === undefined) return undefined;
+    const cached = sessions.cached(facts.sessionKey);
+    if (cached !== undefined) return Promise.resolve({ ...facts, assignedEndpoint: cached });
+    return sessions.lookUp(facts.sessionKey).then((assignedEndpoint) => (assignedEndpoint === undefined ? facts : { ...facts, assignedEndpoint }));
+  }
+
+  /** The request was admitted to `target`: its group, the model's reuse and the session's assignment learn from it. */
+  admitted(facts: RequestFacts, target: { readonly id: string }): void {
     if (facts.prefix !== undefined) this.#deps.groups.record(facts.model, facts.prefix.keys, this.#deps.now());
+    if (facts.sessionKey !== undefined && facts.assignedEndpoint !== target.id) this.#deps.sessions?.assign(facts.sessionKey, facts.assignedEndpoint, target.id);
   }
 
   /** True when answers on `route` name something later requests refer to. */

@@ -94,12 +94,14 @@ export class RequestLifecycle {
     try {
       // Stage: read (bounded body scan, within the body budget).
       const body = await read.body();
-      // Stage: classify (model, session and prefix keys, pinned engine).
-      const facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length);
+      // Stage: classify (model, session and prefix keys, pinned engine; a session's shared assignment).
+      let facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length);
       modelLabel = facts.model;
+      const lookup = deps.classifier.lookUpAssignment(facts);
+      if (lookup !== undefined) facts = await lookup;
       // Stages: schedule, then queue or shed when no candidate is left.
       const attempts = await this.#schedule(facts, priority, res);
-      deps.classifier.admitted(facts);
+      deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({ route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes, settle: () => read.release() });
     } catch (err) {

@@ -60,6 +60,8 @@ export interface RequestFacts {
   readonly prefix?: PrefixFacts | undefined;
   /** Endpoint id that stored the response named by `previous_response_id` (Responses API), when known. */
   readonly pinnedEndpoint?: string | undefined;
+  /** Endpoint id the session key is assigned to fleet-wide (shared state), when known: kept while it passes the filters. */
+  readonly assignedEndpoint?: string | undefined;
 }
 
 /** How a decision was reached; the `outcome` label of the decisions metric. */
