@@ -39,6 +39,7 @@ import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { adapterErrorResponse, createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
 import { Lifecycle } from './server/lifecycle.ts';
+import type { ReadinessState } from './server/health.ts';
 import { BodyBudget } from './request/body-budget.ts';
 import { ConnectionGuard } from './server/connection-guard.ts';
 import { SlowBodyWatch } from './request/slow-body-watch.ts';
@@ -49,6 +50,12 @@ import { RequestLifecycle } from './request/lifecycle.ts';
 import { PrefixGroups } from './load/prefix-groups.ts';
 import { ResponsePins } from './load/response-pins.ts';
 import { trustedProxies } from './server/trusted-proxies.ts';
+import { SharedStateMetrics } from './metrics/shared-state-metrics.ts';
+import { FleetLoad } from './state/fleet-load.ts';
+import { newReplicaId } from './state/fleet-membership.ts';
+import { createRedisClient, redisConfigured } from './state/redis-client.ts';
+import { SessionAssignments } from './state/session-assignments.ts';
+import { SharedStore } from './state/shared-store.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -85,6 +92,9 @@ export class Router {
   readonly #admin: AdminPort;
   readonly #lag: EventLoopLagMonitor;
   readonly #shedLog: ShedLog;
+  /** Redis and what it shares; undefined without Redis configured. */
+  readonly #shared: SharedState | undefined;
+  readonly sharedMetrics: SharedStateMetrics;
   #inFlight = 0;
 
   constructor(config: Config, options: RouterOptions = {}) {
@@ -138,6 +148,13 @@ export class Router {
       queueLength: () => queue.length,
       bufferedBodyBytes: () => bodyBudget.usedBytes,
     });
+    let shared: SharedState | undefined;
+    this.sharedMetrics = new SharedStateMetrics(this.metrics.registry, {
+      status: () => shared?.store.status ?? 'off',
+      fleetReplicas: () => shared?.fleet.replicasSeen,
+      fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds(),
+    });
+    this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish());
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
     this.view.onDeparture = (state) => this.metrics.forgetBackend(state);
@@ -175,6 +192,7 @@ export class Router {
       profiles,
       thresholds: { ...config.admission, maxInFlightPerEndpoint: perEndpointCap(config.admission.maxInFlightPerEndpoint, config.upstream.connectionsPerEndpoint) },
       countDecision: (policy, outcome) => this.metrics.countDecision(policy, outcome),
+      countMove: (reason) => this.sharedMetrics.countSessionMove(reason),
     });
     this.#shedLog = new ShedLog(this.logger);
     if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight) {
@@ -208,7 +226,7 @@ export class Router {
       authorizationFor: (target) => credentials.rule(target.endpoint.source),
       onUpstreamFailure: (backend, kind) => this.logger.debug({ backend, kind }, 'upstream request failed'),
     });
-    const readinessState = () => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining });
+    const readinessState = (): ReadinessState => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining, sharedState: this.#shared?.store.status ?? 'off' });
     const control = createControlApp({
       routableModels: () => this.view.routableModels(),
       readiness: readinessState,
@@ -222,6 +240,7 @@ export class Router {
       usesPrefix: (model) => profiles.usesPrefix(model),
       groups: new PrefixGroups({ maxGroups: config.routing.prefix.maxGroups }),
       pins: new ResponsePins(),
+      sessions: shared?.sessions,
       now: Date.now,
     });
     const lifecycle = new RequestLifecycle({
@@ -296,6 +315,7 @@ export class Router {
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
+    this.#shared?.fleet.start();
     this.#lag.start();
     try {
       const admin = await bindOrExplain('admin', this.config.adminListen, () => this.#admin.start());
@@ -325,11 +345,47 @@ export class Router {
     this.#traffic.closeAllConnections();
     await this.#admin.stop();
     this.#scraper.stop();
+    this.#shared?.fleet.stop();
     this.#lag.stop();
     this.#shedLog.stop();
     await this.#allowList.stop();
-    await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy()]);
+    await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy(), this.#shared?.store.close()]);
   }
+}
+
+/** Redis and what the replicas share through it. */
+interface SharedState {
+  readonly store: SharedStore;
+  readonly fleet: FleetLoad;
+  readonly sessions: SessionAssignments;
+}
+
+/**
+ * The shared state, when `redis.*` configures one: the store (connecting in
+ * the background: a Redis that is down at start-up is a degraded start, not
+ * a failed one), the fleet load and the shared session assignments.
+ * `published` is told of status changes so /readyz shows them at once.
+ */
+function sharedState(config: Config, view: LoadView, metrics: SharedStateMetrics, logger: Logger, published: () => void): SharedState | undefined {
+  if (!redisConfigured(config.redis)) return undefined;
+  const settings = config.redis;
+  const store = new SharedStore(
+    createRedisClient(settings, readSecretFile),
+    { keyPrefix: settings.keyPrefix, breaker: { failures: settings.breakerFailures, openMs: settings.breakerOpenMs } },
+    {
+      commandDone: (command, seconds) => metrics.observeCommand(command, seconds),
+      commandFailed: (command, failure) => metrics.countFailure(command, failure),
+      breakerMoved: (to) => metrics.countBreakerTransition(to),
+      statusChanged: (status, reason) => {
+        if (status === 'up') logger.info({ reason }, 'shared state (Redis) up: routing on fleet-wide state');
+        else logger.warn({ reason }, 'shared state (Redis) degraded: routing on this replica\'s own state until it recovers');
+        published();
+      },
+    },
+  );
+  const fleet = new FleetLoad(store, view, { replicaId: newReplicaId(), publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs });
+  const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result));
+  return { store, fleet, sessions };
 }
 
 /** Runs one bind; its failure names the port and the address, e.g. `cannot listen on the traffic port 0.0.0.0:8080: listen EADDRINUSE: ...`. */

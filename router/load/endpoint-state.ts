@@ -93,7 +93,17 @@ export class EndpointState {
   /** Epoch ms the endpoint joined the set. */
   readonly firstSeenAt: number;
   readonly #view: LoadClockAndSettings;
-  readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = { scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined };
+  #othersInFlight = 0;
+  #othersAtScrape = 0;
+  readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = {
+    scraped: undefined,
+    sentSinceScrape: 0,
+    doneSinceScrape: 0,
+    inFlight: 0,
+    othersInFlight: 0,
+    othersAtScrape: 0,
+    capacity: undefined,
+  };
 
   /** `view` is the load view's clock and settings, read (never written) for every derived value. */
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
@@ -166,6 +176,29 @@ export class EndpointState {
   /** Requests the router has open to this endpoint right now (≥ 0). */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** Requests the other router replicas have open to this endpoint, as last read from the shared state (0 without it). */
+  get othersInFlight(): number {
+    return this.#othersInFlight;
+  }
+
+  /**
+   * The shared state says the other replicas have `count` requests open to
+   * this endpoint (0 when it no longer knows: Redis degraded, the counts
+   * expired).
+   */
+  fleetInFlight(count: number): void {
+    if (count === this.#othersInFlight) return;
+    this.#othersInFlight = count;
+    this.#version++;
+  }
+
+  /** The shared counts are gone (Redis degraded): the scrape's share of them is forgotten too. */
+  forgetFleet(): void {
+    this.#othersInFlight = 0;
+    this.#othersAtScrape = 0;
+    this.#version++;
   }
 
   /** Requests sent since the last scrape that are still open. */
@@ -328,6 +361,7 @@ export class EndpointState {
     this.#countedBefore = mark;
     this.#sentSinceScrape = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
     this.#doneSinceScrape = 0;
+    this.#othersAtScrape = this.#othersInFlight;
     this.#pendingMark = -1;
     this.#version++;
     // A queue means the engine was full: what was running then is its capacity.
@@ -418,6 +452,8 @@ export class EndpointState {
     inputs.sentSinceScrape = this.#sentSinceScrape;
     inputs.doneSinceScrape = this.#doneSinceScrape;
     inputs.inFlight = this.#inFlight;
+    inputs.othersInFlight = this.#othersInFlight;
+    inputs.othersAtScrape = this.#othersAtScrape;
     inputs.capacity = this.capacity;
     memo.estimatedWaiting = estimatedWaiting(inputs);
     memo.wouldQueue = wouldQueue(inputs);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 
-const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, capacity: undefined, ...over });
+const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, othersInFlight: 0, othersAtScrape: 0, capacity: undefined, ...over });
 
 describe('estimated waiting', () => {
   it('never calls a roomy engine saturated because the router has many requests open to it', () => {
@@ -40,8 +40,8 @@ describe('estimated waiting', () => {
 
   it('is never negative (property)', () => {
     fc.assert(
-      fc.property(fc.option(fc.record({ waiting: fc.nat(1000), running: fc.nat(1000) }), { nil: undefined }), fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }), (scraped, sent, done, inFlight, capacity) => {
-        const inputs = { scraped, sentSinceScrape: sent, doneSinceScrape: done, inFlight, capacity };
+      fc.property(fc.option(fc.record({ waiting: fc.nat(1000), running: fc.nat(1000) }), { nil: undefined }), fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }), (scraped, sent, done, inFlight, others, othersAtScrape, capacity) => {
+        const inputs = { scraped, sentSinceScrape: sent, doneSinceScrape: done, inFlight, othersInFlight: others, othersAtScrape, capacity };
         assert.ok(estimatedWaiting(inputs) >= 0);
         assert.ok(loadScore(inputs, 256) >= 0);
       }),
@@ -77,5 +77,19 @@ describe('load score', () => {
     const small = loadScore(input({ scraped: { waiting: 0, running: 2 }, capacity: 2 }), 256);
     const large = loadScore(input({ scraped: { waiting: 0, running: 8 }, capacity: 64 }), 256);
     assert.ok(small > large);
+  });
+});
+
+describe('outstanding work with the other replicas\' counts (shared state)', () => {
+  it('adds their in-flight to this replica\'s when there is no fresh scrape', () => {
+    assert.equal(loadScore(input({ inFlight: 3, othersInFlight: 5, capacity: 8 }), 256), 1);
+    assert.equal(estimatedWaiting(input({ scraped: undefined, inFlight: 3, othersInFlight: 9, capacity: 8 })), 4);
+  });
+
+  it('adds only what they sent since the scrape (the engine counted the rest), and frees what they saw finish', () => {
+    // Scrape: 6 running; others had 4 open then and 7 now: 3 more the scrape did not see.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 6 }, othersAtScrape: 4, othersInFlight: 7, capacity: 8 })), 1);
+    // Others had 4 open at the scrape and 1 now: 3 slots the scrape counted are free again.
+    assert.equal(loadScore(input({ scraped: { waiting: 0, running: 6 }, othersAtScrape: 4, othersInFlight: 1, capacity: 8 }), 256), 3 / 8);
   });
 });

@@ -27,19 +27,32 @@ export interface LoadInputs {
   readonly doneSinceScrape: number;
   /** Requests the router has open to the endpoint. */
   readonly inFlight: number;
+  /**
+   * Requests the other router replicas have open to the endpoint, as last
+   * read from the shared state (0 without Redis or while it is degraded).
+   */
+  readonly othersInFlight: number;
+  /** {@link othersInFlight} when the scrape was taken: the engine counted those. */
+  readonly othersAtScrape: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
   readonly capacity: number | undefined;
 }
 
 /**
  * Work the engine holds now, as best the router can tell: with a fresh
- * scrape, `max(0, waiting + running − done) + sent`; without one, the
- * router's own in-flight count.
+ * scrape, `max(0, waiting + running − done + others' change) + sent`;
+ * without one, the in-flight count of this replica plus the others'.
+ *
+ * The other replicas' change since the scrape is their in-flight count now
+ * minus what it was at the scrape: positive when they sent more than they
+ * saw finish (work the scrape did not count), negative when their requests
+ * finished (slots the scrape counted that are free again). Their counts are
+ * a publish interval or two old; without shared state it is 0.
  */
 export function outstanding(input: LoadInputs): number {
   const { scraped } = input;
-  if (scraped === undefined) return input.inFlight;
-  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape) + input.sentSinceScrape;
+  if (scraped === undefined) return input.inFlight + input.othersInFlight;
+  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape + input.othersInFlight - input.othersAtScrape) + input.sentSinceScrape;
 }
 
 /**

@@ -172,6 +172,19 @@ export class LoadView {
     if (state.settle(token, now, failure, this)) this.onEjection?.(state, state.ejectedUntil);
   }
 
+  /**
+   * The other replicas' in-flight counts per endpoint id, read from the
+   * shared state; endpoints it does not name have none open. `undefined`:
+   * the shared state no longer knows (degraded, expired), so every endpoint
+   * goes back to this replica's own counts.
+   */
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined): void {
+    for (const state of this.#states.values()) {
+      if (others === undefined) state.forgetFleet();
+      else state.fleetInFlight(others.get(state.id) ?? 0);
+    }
+  }
+
   /** Endpoints ejected at `now`. */
   ejectedCount(now = this.#readClock()): number {
     let count = 0;

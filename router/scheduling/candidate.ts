@@ -74,7 +74,11 @@ export type DecisionOutcome =
   | 'prefix_hit'
   | 'prefix_spill'
   | 'prefix_fallback'
-  | 'pinned';
+  | 'pinned'
+  | 'assigned';
+
+/** Why a session left its shared assignment: the engine was saturated, ejected, or is no candidate any more. */
+export type AssignmentMove = 'saturated' | 'ejected' | 'gone';
 
 /** Most candidates a decision returns: the first choice plus the retry list. */
 export const MAX_ORDERED = 8;

@@ -37,7 +37,7 @@ describe('scheduling profile conformance', () => {
   for (const [name, make] of POLICIES) {
     it(`${name}: returns a non-empty subset of routable endpoints serving the model, never an ejected one while another is available, never a saturated target`, () => {
       fc.assert(
-        fc.property(fc.array(endpointArb, { maxLength: 24 }), fc.constantFrom('m1', 'm2', 'm3'), fc.option(fc.string(), { nil: undefined }), fc.integer(), fc.option(fc.tuple(fc.nat(), fc.nat(), fc.double({ min: 0, max: 1, noNaN: true })), { nil: undefined }), (specs, model, sessionKey, seed, prefix) => {
+        fc.property(fc.array(endpointArb, { maxLength: 24 }), fc.constantFrom('m1', 'm2', 'm3'), fc.option(fc.string(), { nil: undefined }), fc.integer(), fc.option(fc.tuple(fc.nat(), fc.nat(), fc.double({ min: 0, max: 1, noNaN: true })), { nil: undefined }), fc.option(fc.nat(30), { nil: undefined }), (specs, model, sessionKey, seed, prefix, assignedIndex) => {
           const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 16, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 1 } });
           view.update({
             version: 1,
@@ -52,7 +52,8 @@ describe('scheduling profile conformance', () => {
           view.tick();
           const candidates = view.candidates(model);
           const profile = make(seededRng(seed));
-          const facts = { model, stream: false, sessionKey, bodyBytes: 1, prefix: prefix && prefixFacts(prefix[0], prefix[1], { share: prefix[2] }) };
+          const assignedEndpoint = assignedIndex === undefined ? undefined : `e${assignedIndex}`;
+          const facts = { model, stream: false, sessionKey, bodyBytes: 1, prefix: prefix && prefixFacts(prefix[0], prefix[1], { share: prefix[2] }), assignedEndpoint };
           const saturated = (e: { estimatedWaiting: number }) => e.estimatedWaiting >= 5;
           const schedule = profile.schedule(facts, candidates, saturated);
           const ordered = schedule.kind === 'admit' ? schedule.attempts : schedule.kind === 'saturated' ? schedule.candidates : [];
@@ -65,6 +66,16 @@ describe('scheduling profile conformance', () => {
             assert.ok(routable.some((r) => r.id === e.id), `${e.id} is not a routable endpoint serving ${model}`);
           }
           if (candidates.some((c) => !c.ejected)) assert.ok(ordered.every((e) => !e.ejected), 'an ejected endpoint was chosen while another was available');
+          // A shared session assignment is kept exactly while its engine passes the filters.
+          const assigned = candidates.find((c) => c.id === assignedEndpoint);
+          // Every candidate ejected: they all stay in, and ejection decides nothing.
+          const ejectedOut = assigned !== undefined && assigned.ejected && candidates.some((c) => !c.ejected);
+          const keepable = assigned !== undefined && !saturated(assigned) && !ejectedOut;
+          if (keepable) assert.ok(schedule.kind === 'admit' && schedule.attempts[0] === assigned && schedule.outcome === 'assigned', 'an assignment that passes the filters was not kept');
+          if (schedule.kind === 'admit' && assignedEndpoint !== undefined && !keepable) {
+            assert.notEqual(schedule.attempts[0]?.id, assignedEndpoint);
+            assert.equal(schedule.moved, assigned === undefined ? 'gone' : ejectedOut ? 'ejected' : 'saturated');
+          }
         }),
         { numRuns: 300 },
       );

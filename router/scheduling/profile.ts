@@ -4,6 +4,10 @@
  * Filters, in this order: the model's routable candidates (the load view's
  * per-model index); not ejected; the engine that holds the request's previous
  * response, when it names one; not saturated for the request's priority.
+ * A session with a shared assignment (Redis) goes to its engine while that
+ * engine passes these filters, without a load bound: moving a conversation
+ * costs its KV cache, so it moves only off an engine that cannot take it,
+ * and the schedule says why.
  * Then the pickers: zero or more affinity walks (each declines when the
  * request gives it nothing to go on), and a final picker that always decides
  * (weighted maximum or round-robin). The first candidate of the pick is the
@@ -19,7 +23,7 @@
  * again. The answer is the same as filtering first.
  */
 import { SwitchyardError } from '../errors/errors.ts';
-import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
+import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
 import { keepPinned } from './filters/response-pin.ts';
 import { keepRoutable } from './filters/routable.ts';
 import { splitSaturated } from './filters/saturation.ts';
@@ -29,7 +33,7 @@ import { ensureUint32 } from './select.ts';
 /** The answer of scheduling for one request. */
 export type Schedule<T> =
   /** Go ahead: try `attempts` in order (the target, then at most one retry target). */
-  | { readonly kind: 'admit'; readonly attempts: readonly T[]; readonly outcome: DecisionOutcome }
+  | { readonly kind: 'admit'; readonly attempts: readonly T[]; readonly outcome: DecisionOutcome; readonly moved?: AssignmentMove }
   /** Every candidate is saturated: queue briefly or shed (admission's choice). */
   | { readonly kind: 'saturated'; readonly candidates: readonly T[] }
   /** Refused for good: no endpoint serves the model. */
@@ -100,6 +104,19 @@ export class SchedulingProfile {
     n = keepPinned(candidates, facts.pinnedEndpoint, pool, n);
     const pinned = facts.pinnedEndpoint !== undefined && (candidates[pool[0] as number] as T).id === facts.pinnedEndpoint;
     const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated);
+    let moved: AssignmentMove | undefined;
+    if (facts.assignedEndpoint !== undefined && !pinned) {
+      const assigned = findById(candidates, pool, n, facts.assignedEndpoint);
+      if (assigned !== undefined && !saturated(assigned)) return keepAssigned(assigned, this.#pick(decision).ordered, saturated);
+      moved = assigned !== undefined ? 'saturated' : candidates.some((c) => c.id === facts.assignedEndpoint) ? 'ejected' : 'gone';
+    }
+    const schedule = this.#scheduleByPick(decision, candidates, saturated, pinned);
+    return moved === undefined || schedule.kind !== 'admit' ? schedule : { ...schedule, moved };
+  }
+
+  #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pinned: boolean): Schedule<T> {
+    const { pool, n } = decision;
+    const total = candidates.length;
     const lazy = this.#pick(decision);
     const target = lazy.ordered.findIndex((c) => !saturated(c));
     if (target >= 0) {
@@ -129,6 +146,21 @@ export class SchedulingProfile {
     }
     throw new Error(`scheduling profile ${this.name}: its last picker declined`);
   }
+}
+
+/** The candidate of `pool[0..n)` whose id is `id`, if any. */
+function findById<T extends Candidate>(candidates: readonly T[], pool: Uint32Array, n: number, id: string): T | undefined {
+  for (let i = 0; i < n; i++) {
+    const candidate = candidates[pool[i] as number] as T;
+    if (candidate.id === id) return candidate;
+  }
+  return undefined;
+}
+
+/** Admits the session's assigned engine; the retry target is the profile's own first other choice. */
+function keepAssigned<T>(assigned: T, ordered: readonly T[], saturated: (endpoint: T) => boolean): Schedule<T> {
+  const retry = ordered.find((c) => c !== assigned && !saturated(c)) ?? ordered.find((c) => c !== assigned);
+  return { kind: 'admit', attempts: retry === undefined ? [assigned] : [assigned, retry], outcome: 'assigned' };
 }
 
 function admitted<T>(pick: Pick<T>, target: number, retry: T | undefined, pinned: boolean): Schedule<T> {

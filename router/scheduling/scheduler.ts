@@ -5,7 +5,7 @@
  * microseconds on the hot path; admission calls it again for a queued
  * request each time load changes.
  */
-import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
+import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
 import { isSaturated, type SaturationThresholds } from './filters/saturation.ts';
 import type { ProfileRegistry } from './presets.ts';
 import type { Priority } from './priority.ts';
@@ -25,6 +25,8 @@ export interface SchedulerDeps<T> {
   readonly thresholds: SaturationThresholds;
   /** Counts a decision by profile name and outcome. */
   countDecision(profile: string, outcome: DecisionOutcome): void;
+  /** Counts a session moved off its shared assignment, by why. */
+  countMove?(reason: AssignmentMove): void;
 }
 
 export class Scheduler<T extends Candidate> {
@@ -46,7 +48,10 @@ export class Scheduler<T extends Candidate> {
     deps.view.tick();
     const profile = deps.profiles.forModel(facts.model);
     const schedule = profile.schedule(facts, deps.view.candidates(facts.model), this.#saturated[priority]);
-    if (schedule.kind === 'admit') deps.countDecision(profile.name, schedule.outcome);
+    if (schedule.kind === 'admit') {
+      deps.countDecision(profile.name, schedule.outcome);
+      if (schedule.moved !== undefined) deps.countMove?.(schedule.moved);
+    }
     return schedule;
   }
 }

@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { adminTokenDigest } from './admin-auth.ts';
-import { PROBE_STATE, PROBE_STATE_SLOTS, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
+import { PROBE_STATE, PROBE_STATE_SLOTS, SHARED_STATE_CODES, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 import type { ReadinessState } from './health.ts';
 
 /** How often the main thread beats (ms). */
@@ -68,6 +68,7 @@ export class AdminPort {
     Atomics.store(this.#state, PROBE_STATE.heartbeat, BigInt(Date.now()));
     Atomics.store(this.#state, PROBE_STATE.synced, ready.discoverySynced ? 1n : 0n);
     Atomics.store(this.#state, PROBE_STATE.draining, ready.draining ? 1n : 0n);
+    Atomics.store(this.#state, PROBE_STATE.sharedState, BigInt(SHARED_STATE_CODES.indexOf(ready.sharedState ?? 'off')));
   }
 
   async stop(): Promise<void> {

@@ -40,6 +40,8 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
         draining: state.endpoint.draining,
         routable: state.routable,
         inFlight: state.inFlight,
+        // The other replicas' open requests, from the shared state (0 without Redis or while degraded).
+        othersInFlight: state.othersInFlight,
         load: {
           estimatedWaiting: state.estimatedWaiting,
           loadScore: state.loadScore,

@@ -13,11 +13,17 @@ export interface ReadinessState {
   readonly discoverySynced: boolean;
   /** SIGTERM received: readiness fails at once. */
   readonly draining: boolean;
+  /**
+   * Shared state (Redis): shown in the body, never counted. A degraded Redis
+   * means routing on local state, which every replica can still do.
+   */
+  readonly sharedState?: 'off' | 'up' | 'degraded';
 }
 
 /** Status and JSON body for `/readyz`. */
-export function readiness(state: ReadinessState): { status: 200 | 503; body: { ready: boolean; reason?: string } } {
-  if (state.draining) return { status: 503, body: { ready: false, reason: 'draining' } };
-  if (!state.discoverySynced) return { status: 503, body: { ready: false, reason: 'discovery not synced' } };
-  return { status: 200, body: { ready: true } };
+export function readiness(state: ReadinessState): { status: 200 | 503; body: { ready: boolean; reason?: string; sharedState?: 'up' | 'degraded' } } {
+  const detail = state.sharedState === undefined || state.sharedState === 'off' ? {} : { sharedState: state.sharedState };
+  if (state.draining) return { status: 503, body: { ready: false, reason: 'draining', ...detail } };
+  if (!state.discoverySynced) return { status: 503, body: { ready: false, reason: 'discovery not synced', ...detail } };
+  return { status: 200, body: { ready: true, ...detail } };
 }

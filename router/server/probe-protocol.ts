@@ -11,10 +11,15 @@ export const PROBE_STATE = {
   synced: 1,
   /** 1 once draining began. */
   draining: 2,
+  /** Shared state: 0 off, 1 up, 2 degraded (shown in /readyz, never counted). */
+  sharedState: 3,
 } as const;
 
 /** Slots in the shared array. */
-export const PROBE_STATE_SLOTS = 3;
+export const PROBE_STATE_SLOTS = 4;
+
+/** {@link PROBE_STATE}.sharedState values, by slot value. */
+export const SHARED_STATE_CODES = ['off', 'up', 'degraded'] as const;
 
 /** Startup data of the worker. */
 export interface ProbeWorkerData {

@@ -13,7 +13,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { adminAuthorized, needsAdminToken, unauthorizedAnswer } from './admin-auth.ts';
 import { readiness } from './health.ts';
-import { PROBE_STATE, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
+import { PROBE_STATE, SHARED_STATE_CODES, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 
 const data = workerData as ProbeWorkerData;
 const state = new BigInt64Array(data.state);
@@ -49,6 +49,7 @@ const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, ke
     const { status, body } = readiness({
       discoverySynced: Atomics.load(state, PROBE_STATE.synced) === 1n,
       draining: Atomics.load(state, PROBE_STATE.draining) === 1n,
+      sharedState: SHARED_STATE_CODES[Number(Atomics.load(state, PROBE_STATE.sharedState))] ?? 'off',
     });
     json(res, status, body);
     return;

@@ -1,0 +1,170 @@
+/**
+ * Fleet-wide in-flight counts. Every `publishIntervalMs` each replica, in
+ * one script call, publishes its per-engine in-flight counts under a key of
+ * its own that expires `replicaTtlMs` later, renews its heartbeat in the
+ * replica set, drops replicas whose heartbeat expired, and reads back the
+ * live replicas' counts. The load view then adds the others' counts to its
+ * own (see router/load/load-formulas.ts), so every replica routes on the
+ * fleet's load rather than on the third of it it sent itself.
+ *
+ * Staleness: another replica's count is at most one publish interval old
+ * when published and one more when read, so routing sees the others' load
+ * 0-2 intervals late (one on average). A replica that dies leaves its
+ * counts for at most `replicaTtlMs`. Redis time is the clock, so replicas'
+ * clocks need not agree.
+ *
+ * All keys carry the `{fleet}` hash tag: one slot, so the script runs on a
+ * Redis Cluster too. Scrape ownership (sharding engine scrapes across
+ * replicas) would hang off the same replica set.
+ */
+import type { LoadView } from '../load/load-view.ts';
+import type { FleetMembership } from './fleet-membership.ts';
+import { LuaScript, type SharedStore } from './shared-store.ts';
+
+/**
+ * KEYS[1] the replica set (sorted by heartbeat expiry). ARGV: this replica's
+ * id, the TTL (ms), the per-replica key stem, then engine/count pairs.
+ * Returns [id, [engine, count, ...], id, [...], ...] for every live replica
+ * but this one, and this replica's id with an empty list.
+ */
+const PUBLISH_AND_READ = new LuaScript(
+  'fleet_publish',
+  `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local self, ttl, stem = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local mine = stem .. self
+redis.call('DEL', mine)
+if #ARGV > 3 then
+  redis.call('HSET', mine, unpack(ARGV, 4))
+  redis.call('PEXPIRE', mine, ttl)
+end
+redis.call('ZADD', KEYS[1], now + ttl, self)
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  out[#out + 1] = id
+  if id == self then out[#out + 1] = {} else out[#out + 1] = redis.call('HGETALL', stem .. id) end
+end
+return out`,
+);
+
+/** Settings of the fleet load. */
+export interface FleetLoadSettings {
+  readonly replicaId: string;
+  readonly publishIntervalMs: number;
+  readonly replicaTtlMs: number;
+}
+
+export class FleetLoad implements FleetMembership {
+  readonly replicaId: string;
+  readonly #store: SharedStore;
+  readonly #view: LoadView;
+  readonly #settings: FleetLoadSettings;
+  readonly #now: () => number;
+  readonly #replicasKey: string;
+  readonly #stem: string;
+  #timer: NodeJS.Timeout | undefined;
+  #pending = false;
+  #live: readonly string[];
+  #liveCount = 1;
+  /** Epoch ms of the last successful read; 0: the view holds no fleet counts. */
+  #readAt = 0;
+  /** The last read, per engine id: the other replicas' open requests. */
+  #others = new Map<string, number>();
+
+  constructor(store: SharedStore, view: LoadView, settings: FleetLoadSettings, now: () => number = Date.now) {
+    this.replicaId = settings.replicaId;
+    this.#store = store;
+    this.#view = view;
+    this.#settings = settings;
+    this.#now = now;
+    this.#replicasKey = store.key('{fleet}:replicas');
+    this.#stem = store.key('{fleet}:inflight:');
+    this.#live = [settings.replicaId];
+    // Degraded means the counts can no longer be trusted to be current: back to local counts at once.
+    store.onStatus((status) => {
+      if (status === 'degraded') this.#forget();
+    });
+  }
+
+  liveReplicaIds(): readonly string[] {
+    return this.#live;
+  }
+
+  liveReplicaCount(): number {
+    return this.#liveCount;
+  }
+
+  /** Live replicas at the last read, or undefined while the view holds no fleet counts. */
+  get replicasSeen(): number | undefined {
+    return this.#readAt === 0 ? undefined : this.#live.length;
+  }
+
+  /** Seconds since the counts in use were read; undefined while none are in use. */
+  ageSeconds(): number | undefined {
+    return this.#readAt === 0 ? undefined : (this.#now() - this.#readAt) / 1000;
+  }
+
+  /** The other replicas' open requests to `endpointId` at the last read. */
+  othersInFlight(endpointId: string): number {
+    return this.#others.get(endpointId) ?? 0;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => void this.publishAndRead(), this.#settings.publishIntervalMs);
+    this.#timer.unref();
+    void this.publishAndRead();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** One round: publish this replica's counts, read the others'. Skipped while the previous is still out. */
+  async publishAndRead(): Promise<void> {
+    if (this.#pending) return;
+    this.#pending = true;
+    try {
+      const args: (string | number)[] = [this.replicaId, this.#settings.replicaTtlMs, this.#stem];
+      for (const state of this.#view.all()) if (state.inFlight > 0) args.push(state.id, state.inFlight);
+      const reply = await this.#store.script<unknown[]>(PUBLISH_AND_READ, [this.#replicasKey], args);
+      if (reply === undefined) {
+        // A missed round or two is fine; counts older than a heartbeat are not.
+        if (this.#readAt !== 0 && this.#now() - this.#readAt > this.#settings.replicaTtlMs) this.#forget();
+        return;
+      }
+      this.#adopt(reply);
+    } finally {
+      this.#pending = false;
+    }
+  }
+
+  #adopt(reply: unknown[]): void {
+    const others = new Map<string, number>();
+    const live: string[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      live.push(String(reply[i]));
+      const counts = reply[i + 1] as unknown[];
+      for (let j = 0; j + 1 < counts.length; j += 2) {
+        const id = String(counts[j]);
+        others.set(id, (others.get(id) ?? 0) + Number(counts[j + 1]));
+      }
+    }
+    if (!live.includes(this.replicaId)) live.push(this.replicaId);
+    this.#others = others;
+    this.#live = live;
+    this.#liveCount = live.length;
+    this.#readAt = this.#now();
+    this.#view.fleetInFlight(others);
+  }
+
+  #forget(): void {
+    if (this.#readAt === 0) return;
+    this.#readAt = 0;
+    this.#others = new Map();
+    this.#live = [this.replicaId];
+    // liveReplicaCount keeps the last count seen: degraded quotas divide by it.
+    this.#view.fleetInFlight(undefined);
+  }
+}
