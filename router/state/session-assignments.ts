@@ -68,7 +68,7 @@ export class SessionAssignments {
     const entry = this.#local.get(sessionKey);
     if (entry === undefined) return undefined;
     const now = this.#now();
-    if (now - entry.at > this.#settings.localCacheMs) return undefined;
+    if (now - entry.at >= this.#settings.localCacheMs) return undefined;
     this.#count('cache');
     this.#touch(sessionKey, entry, now);
     return entry.engine;

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { configSchema } from '../config/schema.ts';
+import { LoadView } from '../load/load-view.ts';
+import { FleetLoad } from './fleet-load.ts';
+import { createRedisClient } from './redis-client.ts';
+import { SharedStore } from './shared-store.ts';
+import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+
+const QUIET = { commandDone: () => {}, commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} };
+
+function viewOver(ids: readonly string[]): LoadView {
+  const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 16, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 1 } });
+  view.update({ version: 1, endpoints: ids.map((id, i) => ({ id, url: `http://10.0.0.${i + 1}:8000`, models: ['m'], labels: {}, ready: true, draining: false })) });
+  return view;
+}
+
+function replica(url: string, id: string, view: LoadView, keyPrefix: string, replicaTtlMs = 400): { fleet: FleetLoad; store: SharedStore } {
+  const settings = configSchema.parse({ redis: { url } }).redis;
+  const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix, breaker: { failures: 3, openMs: 1000 } }, QUIET);
+  return { fleet: new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs }), store };
+}
+
+async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('FleetLoad against a real redis-server', () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await startRedisServer();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it("sums the other replicas' open requests per engine, and forgets a replica that stops publishing", async () => {
+    const views = [viewOver(['e1', 'e2']), viewOver(['e1', 'e2']), viewOver(['e1', 'e2'])];
+    const [a, b, c] = views.map((view, i) => replica(server.url, `r${i}`, view, 'test:'));
+    try {
+      await until(() => [a, b, c].every((r) => r!.store.status === 'up'));
+      const [e1a] = [...views[0]!.all()];
+      const [e1b, e2b] = [...views[1]!.all()];
+      views[0]!.begin(e1a!);
+      views[0]!.begin(e1a!);
+      views[1]!.begin(e1b!);
+      views[1]!.begin(e2b!);
+      for (const r of [a, b, c]) await r!.fleet.publishAndRead();
+      for (const r of [a, b, c]) await r!.fleet.publishAndRead();
+      const [e1c, e2c] = [...views[2]!.all()];
+      assert.deepEqual([e1c!.othersInFlight, e2c!.othersInFlight], [3, 1], 'C sees A and B');
+      assert.deepEqual([e1a!.othersInFlight, [...views[0]!.all()][1]!.othersInFlight], [1, 1], "A sees only B's");
+      assert.equal(c!.fleet.liveReplicaCount(), 3);
+      assert.deepEqual([...c!.fleet.liveReplicaIds()].sort(), ['r0', 'r1', 'r2']);
+      // A dies without a word: after its TTL its counts are gone from everyone's view.
+      await new Promise((resolve) => setTimeout(resolve, 450));
+      await b!.fleet.publishAndRead();
+      await c!.fleet.publishAndRead();
+      assert.deepEqual([e1c!.othersInFlight, e2c!.othersInFlight], [1, 1]);
+      assert.equal(c!.fleet.liveReplicaCount(), 2);
+      assert.deepEqual(await c!.store.run('keys', (client) => client.keys('test:{fleet}:inflight:r0')), [], "A's key expired");
+    } finally {
+      await Promise.all([a, b, c].map((r) => r!.store.close()));
+    }
+  });
+
+  it('goes back to local counts when Redis goes away, and keeps the last replica count for degraded limits', async () => {
+    const views = [viewOver(['e1']), viewOver(['e1'])];
+    const [a, b] = views.map((view, i) => replica(server.url, `d${i}`, view, 'degraded:'));
+    try {
+      await until(() => a!.store.status === 'up' && b!.store.status === 'up');
+      const [e1a] = [...views[0]!.all()];
+      views[0]!.begin(e1a!);
+      await a!.fleet.publishAndRead();
+      await b!.fleet.publishAndRead();
+      const [e1b] = [...views[1]!.all()];
+      assert.equal(e1b!.othersInFlight, 1);
+      assert.equal(b!.fleet.replicasSeen, 2);
+      await server.kill();
+      await until(() => b!.store.status === 'degraded');
+      assert.equal(e1b!.othersInFlight, 0, 'degraded: only its own counts');
+      assert.equal(b!.fleet.replicasSeen, undefined);
+      assert.equal(b!.fleet.liveReplicaCount(), 2, 'the last count seen before Redis went away');
+      await server.restart();
+      await until(() => b!.store.status === 'up' && a!.store.status === 'up');
+      await a!.fleet.publishAndRead();
+      await b!.fleet.publishAndRead();
+      assert.equal(e1b!.othersInFlight, 1, 'converged again on an empty Redis');
+    } finally {
+      await Promise.all([a, b].map((r) => r!.store.close()));
+    }
+  });
+});

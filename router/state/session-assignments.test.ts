@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { configSchema } from '../config/schema.ts';
+import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
+import { createRedisClient } from './redis-client.ts';
+import { SessionAssignments } from './session-assignments.ts';
+import { SharedStore } from './shared-store.ts';
+import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+
+async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+interface Replica {
+  readonly sessions: SessionAssignments;
+  readonly store: SharedStore;
+  readonly commands: string[];
+  readonly lookups: SessionLookupResult[];
+  clock: number;
+}
+
+function replica(url: string, settings: Partial<{ ttlMs: number; localCacheMs: number }> = {}): Replica {
+  const commands: string[] = [];
+  const lookups: SessionLookupResult[] = [];
+  const store = new SharedStore(
+    createRedisClient(configSchema.parse({ redis: { url } }).redis, () => ''),
+    { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 } },
+    { commandDone: (command) => commands.push(command), commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} },
+  );
+  const r: Replica = {
+    store,
+    commands,
+    lookups,
+    clock: 1_000_000,
+    sessions: new SessionAssignments(store, { ttlMs: 60_000, localCacheMs: 1_000, localCacheEntries: 1_000, ...settings }, (result) => lookups.push(result), () => r.clock),
+  };
+  return r;
+}
+
+/** Lets the fire-and-forget writes land. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+describe('SessionAssignments against a real redis-server', () => {
+  let server: RedisServer;
+  let replicas: Replica[] = [];
+  before(async () => {
+    server = await startRedisServer();
+  });
+  after(async () => {
+    await server.stop();
+  });
+  const start = async (count: number, settings: Partial<{ ttlMs: number; localCacheMs: number }> = {}) => {
+    await Promise.all(replicas.map((r) => r.store.close()));
+    replicas = Array.from({ length: count }, () => replica(server.url, settings));
+    await until(() => replicas.every((r) => r.store.status === 'up'));
+    return replicas;
+  };
+
+  it('stores the first assignment (first writer wins: the loser adopts it) and never the session key itself', async () => {
+    const [a, b] = await start(2);
+    assert.equal(await a!.sessions.lookUp('conversation-1'), undefined);
+    a!.sessions.assign('conversation-1', undefined, 'e1');
+    b!.sessions.assign('conversation-1', undefined, 'e2');
+    await settle();
+    assert.equal(b!.sessions.cached('conversation-1'), 'e1', 'the second writer adopts the stored engine');
+    assert.equal(a!.sessions.cached('conversation-1'), 'e1');
+    const keys = (await a!.store.run('keys', (client) => client.keys('sessions-test:*'))) ?? [];
+    assert.equal(keys.length, 1);
+    assert.ok(!keys[0]!.includes('conversation'), 'Redis holds a digest, not the key');
+  });
+
+  it('records a move by compare-and-set, so two replicas moving at once agree on one engine', async () => {
+    const [a, b, c] = await start(3, { localCacheMs: 0 });
+    a!.sessions.assign('conversation-2', undefined, 'e1');
+    await settle();
+    a!.sessions.assign('conversation-2', 'e1', 'e2');
+    b!.sessions.assign('conversation-2', 'e1', 'e3');
+    await settle();
+    const stored = await c!.sessions.lookUp('conversation-2');
+    assert.equal(stored, 'e2');
+    assert.equal(await b!.sessions.lookUp('conversation-2'), 'e2', 'the later mover follows the first');
+  });
+
+  it('slides the TTL at most once per quarter of it, and keeps a copy for localCacheMs', async () => {
+    const [a] = await start(1, { ttlMs: 60_000, localCacheMs: 1_000 });
+    a!.sessions.assign('conversation-3', undefined, 'e1');
+    await settle();
+    for (let i = 0; i < 100; i++) {
+      a!.clock += 500; // 50 s in all: within a quarter of the TTL for the first 15 s
+      if (a!.sessions.cached('conversation-3') === undefined) assert.equal(await a!.sessions.lookUp('conversation-3'), 'e1');
+    }
+    await settle();
+    const touches = a!.commands.filter((c) => c === 'session_touch').length;
+    const gets = a!.commands.filter((c) => c === 'session_get').length;
+    assert.equal(touches, 3, '50 s of traffic with a 60 s TTL: refreshed at 15, 30 and 45 s');
+    assert.equal(gets, 50, 'one GET per second of traffic (the local copy lasts 1 s)');
+  });
+
+  it('while Redis is away, a copy the replica holds (however old) is used, and other sessions get undefined at once', async () => {
+    const [a] = await start(1, { localCacheMs: 10 });
+    a!.sessions.assign('conversation-4', undefined, 'e2');
+    await settle();
+    await server.kill();
+    await until(() => a!.store.status === 'degraded');
+    a!.clock += 60_000;
+    assert.equal(a!.sessions.cached('conversation-4'), undefined, 'the fresh copy expired');
+    assert.equal(await a!.sessions.lookUp('conversation-4'), 'e2');
+    assert.equal(await a!.sessions.lookUp('never-seen'), undefined);
+    assert.deepEqual(a!.lookups.slice(-2), ['cache', 'unavailable']);
+    await server.restart();
+    await until(() => a!.store.status === 'up');
+    assert.equal(await a!.sessions.lookUp('conversation-4'), undefined, 'restarted empty: a miss, and the next request stores again');
+    await Promise.all(replicas.map((r) => r.store.close()));
+    replicas = [];
+  });
+});
