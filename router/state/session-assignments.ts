@@ -103,6 +103,8 @@ export class SessionAssignments {
   assign(sessionKey: string, from: string | undefined, to: string): void {
     const now = this.#now();
     this.#remember(sessionKey, to, now, now);
+    // Degraded: keep it locally; the session's first lookup after recovery misses and stores it then.
+    if (this.#store.status !== 'up') return;
     const key = this.#key(sessionKey);
     const stored =
       from === undefined
