@@ -1,11 +1,12 @@
 /**
  * The series the router exports, as Prometheus stores them: the registry is
  * built in process the way the router builds it (Kubernetes discovery
- * metrics included), so a renamed metric fails the dashboard and alert tests
+ * and shared-state metrics included), so a renamed metric fails the dashboard and alert tests
  * instead of leaving an empty panel or a silent alert.
  */
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
 import { RouterMetrics } from '../router/metrics/metrics.ts';
+import { SharedStateMetrics } from '../router/metrics/shared-state-metrics.ts';
 
 /** Series name → whether it only grows (a counter, or part of a histogram: read it through a range). */
 export type MetricCatalog = Map<string, { readonly cumulative: boolean }>;
@@ -21,6 +22,8 @@ export async function routerMetricCatalog(): Promise<MetricCatalog> {
     bufferedBodyBytes: () => 0,
   });
   registerDiscoveryMetrics(metrics.registry, () => []);
+  // As a replica with Redis configured registers them (without Redis their gauges have no series).
+  new SharedStateMetrics(metrics.registry, { status: () => 'up', fleetReplicas: () => 1, fleetLoadAgeSeconds: () => 0 });
   const catalog: MetricCatalog = new Map();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     // prom-client types `type` as a numeric enum, but it is the exposition's type name.

@@ -56,6 +56,9 @@ import { newReplicaId } from './state/fleet-membership.ts';
 import { createRedisClient, redisConfigured } from './state/redis-client.ts';
 import { SessionAssignments } from './state/session-assignments.ts';
 import { SharedStore } from './state/shared-store.ts';
+import { ApiKeysFile } from './request/api-keys-file.ts';
+import { TenantGate } from './request/tenant-gate.ts';
+import { TenantQuotas } from './state/quota.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -92,6 +95,9 @@ export class Router {
   readonly #admin: AdminPort;
   readonly #lag: EventLoopLagMonitor;
   readonly #shedLog: ShedLog;
+  /** API keys and tenant quotas; undefined without auth.apiKeysFile. */
+  readonly #apiKeys: ApiKeysFile | undefined;
+  readonly #quotas: TenantQuotas | undefined;
   /** Redis and what it shares; undefined without Redis configured. */
   readonly #shared: SharedState | undefined;
   readonly sharedMetrics: SharedStateMetrics;
@@ -105,6 +111,7 @@ export class Router {
     const credentials = engineCredentials(config);
     // Read before anything is started, so an unusable file stops start-up with a ConfigError.
     const adminToken = config.adminTokenFile === undefined ? undefined : readSecretFile(config.adminTokenFile, 'adminTokenFile');
+    this.#apiKeys = config.auth.apiKeysFile === undefined ? undefined : ApiKeysFile.open(config.auth.apiKeysFile, this.logger);
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
@@ -155,6 +162,8 @@ export class Router {
       fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds(),
     });
     this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish());
+    this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared);
+    const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
     this.view.onDeparture = (state) => this.metrics.forgetBackend(state);
@@ -252,6 +261,7 @@ export class Router {
         promptPrefixBytes: profiles.anyUsesPrefix ? config.routing.prefix.prefixBytes : 0,
       }),
       classifier,
+      tenants,
       forward: (request) => forwarder.forward(request),
       inFlight: {
         increment: () => this.#inFlight++,
@@ -273,7 +283,7 @@ export class Router {
       lifecycle,
       connections,
       closing: () => this.lifecycle.closing,
-      fallback: nodeListener(control.fetch),
+      fallback: tenants === undefined ? nodeListener(control.fetch) : tenants.guardLocalRoutes(nodeListener(control.fetch), answerer),
     });
     const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
     this.#traffic = createHttpServer(config.server, trafficListener, onServerError);
@@ -315,6 +325,8 @@ export class Router {
       this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
+    this.#apiKeys?.start(this.config.auth.reloadIntervalMs);
+    this.#quotas?.start();
     this.#shared?.fleet.start();
     this.#lag.start();
     try {
@@ -345,6 +357,8 @@ export class Router {
     this.#traffic.closeAllConnections();
     await this.#admin.stop();
     this.#scraper.stop();
+    this.#apiKeys?.stop();
+    this.#quotas?.stop();
     this.#shared?.fleet.stop();
     this.#lag.stop();
     this.#shedLog.stop();
@@ -386,6 +400,24 @@ function sharedState(config: Config, view: LoadView, metrics: SharedStateMetrics
   const fleet = new FleetLoad(store, view, { replicaId: newReplicaId(), publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs });
   const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result));
   return { store, fleet, sessions };
+}
+
+/** Tenant quotas: shared through Redis when it is configured, local and in full otherwise. */
+function tenantQuotas(config: Config, shared: SharedState | undefined): TenantQuotas {
+  return new TenantQuotas({
+    shared: shared === undefined ? undefined : { store: shared.store, membership: shared.fleet },
+    checkTimeoutMs: config.quotas.checkTimeoutMs,
+    replicaTtlMs: config.redis.replicaTtlMs,
+  });
+}
+
+/** The authentication and quota stages, counted in the shared-state metrics. */
+function tenantGate(keys: ApiKeysFile, quotas: TenantQuotas, metrics: SharedStateMetrics): TenantGate {
+  return new TenantGate({
+    keys,
+    quotas,
+    observer: { authFailed: (reason) => metrics.countAuthFailure(reason), quotaRejected: (tenant, limit) => metrics.countQuotaRejection(tenant, limit) },
+  });
 }
 
 /** Runs one bind; its failure names the port and the address, e.g. `cannot listen on the traffic port 0.0.0.0:8080: listen EADDRINUSE: ...`. */

@@ -1,8 +1,9 @@
 /**
  * "switchyard / Router": what the router replicas do with the traffic:
  * request and shed rates, router-observed latency and TTFT SLO attainment,
- * in-flight work, upstream failures, routing decisions, the endpoint set and
- * the health of the replicas themselves.
+ * in-flight work, upstream failures, routing decisions, the endpoint set,
+ * shared state in Redis with the sessions, quotas and API keys it carries,
+ * and the health of the replicas themselves.
  */
 import type { DashboardSpec, PanelSpec, RowSpec } from './panels.ts';
 import { MODEL, perBackend, quantile, ROUTER, series, sumBy, sumRate, leMatcher } from './promql.ts';
@@ -144,7 +145,7 @@ const routing: RowSpec = {
   panels: [
     {
       title: 'Routing decisions by policy and outcome',
-      description: 'Decisions per second: affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, least_load, round_robin, by the scheduling profile that made them.',
+      description: 'Decisions per second: affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned, least_load, round_robin, by the scheduling profile that made them.',
       unit: 'ops',
       width: 24,
       queries: [{ expr: sumRate(['policy', 'outcome'], 'switchyard_policy_decisions_total', ROUTER), legend: '{{policy}} {{outcome}}' }],
@@ -208,6 +209,99 @@ const discovery: RowSpec = {
   ],
 };
 
+/** The value each replica reports about itself, one series per replica. */
+function perReplica(how: 'max' | 'min', metric: string): string {
+  return `${how} by (pod) (${series(metric, ROUTER)})`;
+}
+
+const sharedState: RowSpec = {
+  title: 'Shared state (Redis)',
+  panels: [
+    {
+      title: 'Shared state up per replica',
+      description: '1 while a replica reaches Redis, 0 while it is degraded and routes on its own state (sessions may scatter, quotas are divided by the replica count last seen). No series for replicas without Redis configured.',
+      unit: 'short',
+      width: 8,
+      min: 0,
+      max: 1,
+      queries: [{ expr: perReplica('min', 'switchyard_shared_state_up'), legend: '{{pod}}' }],
+    },
+    {
+      title: 'Redis command latency p99 by command',
+      description: 'p99 time Redis took to answer each kind of command, across all replicas (answered commands only; a command past redis.commandTimeoutMs counts as a failure instead).',
+      unit: 's',
+      width: 8,
+      queries: [{ expr: quantile(0.99, 'switchyard_shared_state_command_duration_seconds', ['command'], ROUTER), legend: '{{command}}' }],
+    },
+    {
+      title: 'Redis command failures by kind',
+      description: 'Redis commands per second that got no answer, by kind: timeout, connection, server (an error answer such as NOPERM), breaker_open (not sent: the circuit breaker was open). Each one was a decision made on local state.',
+      unit: 'ops',
+      width: 8,
+      queries: [{ expr: sumRate(['kind'], 'switchyard_shared_state_failures_total', ROUTER), legend: '{{kind}}' }],
+    },
+    {
+      title: 'Circuit breaker transitions',
+      description: 'Transitions of the replicas\' Redis circuit breakers in the interval, by the state entered: open (commands kept failing), half-open (one trial command), closed (Redis answers again).',
+      unit: 'short',
+      width: 8,
+      queries: [{ expr: `${sumBy(['to'])}(increase(${series('switchyard_shared_state_breaker_transitions_total', ROUTER)}[$__rate_interval]))`, legend: '{{to}}' }],
+    },
+    {
+      title: 'Fleet replicas seen through Redis',
+      description: 'Router replicas whose in-flight counts each replica found live in Redis at its last read, against the replicas Prometheus scrapes. A replica that sees fewer is missing the others\' load.',
+      unit: 'short',
+      width: 8,
+      min: 0,
+      queries: [
+        { expr: perReplica('max', 'switchyard_fleet_replicas'), legend: '{{pod}} sees' },
+        { expr: `count(${series('switchyard_in_flight_requests', ROUTER)})`, legend: 'scraped replicas' },
+      ],
+    },
+    {
+      title: 'Fleet load age',
+      description: "Age of the other replicas' in-flight counts each replica routes on now (redis.publishIntervalMs adds to it). Growing ages mean the fleet view is going stale.",
+      unit: 's',
+      width: 8,
+      queries: [{ expr: perReplica('max', 'switchyard_fleet_load_age_seconds'), legend: '{{pod}}' }],
+    },
+  ],
+};
+
+const sessionsAndKeys: RowSpec = {
+  title: 'Sessions, quotas and API keys',
+  panels: [
+    {
+      title: 'Session moves by reason',
+      description: 'Sessions moved off their assigned engine per second, all replicas, by why the engine failed the scheduling filters: saturated, ejected, gone. Every replica follows the recorded move.',
+      unit: 'ops',
+      width: 6,
+      queries: [{ expr: sumRate(['reason'], 'switchyard_session_moves_total', ROUTER), legend: '{{reason}}' }],
+    },
+    {
+      title: 'Session lookups by result',
+      description: "Session assignment lookups per second: cache (the replica's recent copy), redis, miss (a new session), unavailable (Redis degraded: rendezvous hashing decided).",
+      unit: 'ops',
+      width: 6,
+      queries: [{ expr: sumRate(['result'], 'switchyard_session_lookups_total', ROUTER), legend: '{{result}}' }],
+    },
+    {
+      title: 'Quota rejections by tenant',
+      description: 'Requests refused with 429 for their tenant quota per second, all replicas, by tenant and limit (rate, concurrency).',
+      unit: 'reqps',
+      width: 6,
+      queries: [{ expr: sumRate(['tenant', 'limit'], 'switchyard_quota_rejections_total', ROUTER), legend: '{{tenant}} {{limit}}' }],
+    },
+    {
+      title: 'Authentication failures',
+      description: 'Traffic-port requests refused with 401 per second, all replicas, by reason: missing (no key) or invalid (unknown key). Only with API keys configured.',
+      unit: 'reqps',
+      width: 6,
+      queries: [{ expr: sumRate(['reason'], 'switchyard_auth_failures_total', ROUTER), legend: '{{reason}}' }],
+    },
+  ],
+};
+
 const replicas: RowSpec = {
   title: 'Router replicas',
   panels: [
@@ -256,8 +350,8 @@ export function routerOverview(): DashboardSpec {
   return {
     uid: 'switchyard-router',
     title: 'switchyard / Router',
-    description: 'switchyard router replicas: traffic, shedding, router-observed latency, in-flight work, upstream health, routing, discovery.',
+    description: 'switchyard router replicas: traffic, shedding, router-observed latency, in-flight work, upstream health, routing, discovery, shared state (Redis), sessions, quotas and API keys.',
     variables: [datasourceVariable(), ...routerVariables(), ttftSloVariable()],
-    rows: [traffic, latency, load, upstream, routing, discovery, replicas],
+    rows: [traffic, latency, load, upstream, routing, discovery, sharedState, sessionsAndKeys, replicas],
   };
 }

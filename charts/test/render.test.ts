@@ -86,9 +86,9 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy and monitoring', () => {
+  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy, monitoring and Redis', () => {
     const names = cases.map((c) => c.name);
-    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring']) {
+    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis']) {
       assert.ok(names.includes(`${wanted}-values.yaml`), `ci/${wanted}-values.yaml exists`);
     }
   });
@@ -199,6 +199,103 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.equal((parse(renderedConfig(pods)) as { adminTokenFile: string }).adminTokenFile, '/var/run/secrets/switchyard/admin/token');
   });
 
+  it('Redis and API keys: the config names files mounted from the Secrets, read-only, whole directories; nothing secret in the ConfigMap', () => {
+    const objects = rendered.get('redis-values.yaml') as K8sObject[];
+    const config = parse(renderedConfig(objects)) as { redis: Record<string, unknown>; auth: { apiKeysFile: string }; sessions: { ttlMs: number } };
+    assert.deepEqual(config.redis, {
+      url: 'rediss://redis-master.redis.svc:6380/0',
+      username: 'switchyard-prod',
+      keyPrefix: 'switchyard-prod:',
+      passwordFile: '/var/run/secrets/switchyard/redis/password',
+      tls: {
+        enabled: true,
+        caFile: '/var/run/secrets/switchyard/redis-tls/ca.crt',
+        certFile: '/var/run/secrets/switchyard/redis-tls/tls.crt',
+        keyFile: '/var/run/secrets/switchyard/redis-tls/tls.key',
+      },
+    });
+    assert.equal(config.auth.apiKeysFile, '/var/run/secrets/switchyard/api-keys/api-keys.yaml');
+    assert.equal(config.sessions.ttlMs, 1_800_000);
+    const volumes = podSpec(objects).volumes ?? [];
+    const mounts = router(objects).volumeMounts ?? [];
+    const expected: [string, string, { key: string; path: string }[]][] = [
+      ['switchyard-redis', '/var/run/secrets/switchyard/redis', [{ key: 'password', path: 'password' }]],
+      [
+        'switchyard-redis-tls',
+        '/var/run/secrets/switchyard/redis-tls',
+        [
+          { key: 'ca.crt', path: 'ca.crt' },
+          { key: 'tls.crt', path: 'tls.crt' },
+          { key: 'tls.key', path: 'tls.key' },
+        ],
+      ],
+      ['switchyard-api-keys', '/var/run/secrets/switchyard/api-keys', [{ key: 'keys.yaml', path: 'api-keys.yaml' }]],
+    ];
+    for (const [secret, dir, items] of expected) {
+      const volume = volumes.find((v) => v.secret?.secretName === secret);
+      assert.deepEqual(volume?.secret?.items, items, secret);
+      const mount = mounts.find((m) => m.name === volume?.name);
+      assert.deepEqual([mount?.mountPath, mount?.readOnly], [dir, true], secret);
+    }
+    // The router's config accepts what the chart wrote (loaded in the ConfigMap test above); no value of a Secret is in it.
+    assert.doesNotMatch(renderedConfig(objects), /password:|BEGIN/);
+  });
+
+  it('no Secret is mounted with subPath, so the kubelet updates mounted files in place (the API keys reload without a restart)', () => {
+    for (const [name, objects] of rendered) {
+      const pods = [podSpec(objects), ...objects.filter((o) => o.kind === 'Pod').map((p) => p['spec'] as PodSpec)];
+      for (const c of pods.flatMap((p) => p.containers)) {
+        for (const mount of c.volumeMounts ?? []) assert.equal((mount as { subPath?: string }).subPath, undefined, `${name}: ${c.name} mounts ${mount.name} with subPath`);
+      }
+    }
+  });
+
+  it('Redis: a mutual-TLS Secret needs both halves, a Redis Secret needs a Redis, API keys refuse forwarding the client header, credentials never go in the url', async () => {
+    const refused: [string[], RegExp][] = [
+      [['secrets.redisPassword={"existingSecret":"r","key":"password"}'], /secrets.redisPassword is set but config.redis names no Redis/],
+      [['config.redis={"url":"redis://r:6379"}', 'secrets.redisTls={"existingSecret":"t","caKey":"","certKey":"tls.crt","keyKey":""}'], /certKey and keyKey go together/],
+      [['config.redis={"url":"redis://r:6379"}', 'secrets.redisTls={"existingSecret":"t","caKey":"","certKey":"","keyKey":""}'], /name caKey, or certKey and keyKey/],
+      [['secrets.apiKeys={"existingSecret":"k","key":"keys"}', 'config.upstream={"forwardClientAuthorization":true}'], /cannot also be forwarded/],
+      [['config.redis={"url":"redis://user:secret@r:6379"}'], /\/config\/redis\/url/],
+      [['config.redis={"url":"redis://r:6379","password":"secret"}'], /additional properties 'password'/],
+    ];
+    for (const [pairs, message] of refused) {
+      const result = await helm(['template', 'sy', CHART, ...pairs.flatMap((p) => ['--set-json', p])]);
+      assert.notEqual(result.code, 0, `${pairs.join(' ')} refused`);
+      assert.match(result.stderr, message, pairs.join(' '));
+    }
+    // A CA alone (server-verified TLS), in sentinel mode with the Sentinels' own password.
+    const sentinel = await template({
+      setJson: [
+        'config.redis={"mode":"sentinel","nodes":["sentinel-0.sentinel:26379","sentinel-1.sentinel:26379"],"sentinelMasterName":"switchyard"}',
+        'secrets.redisSentinelPassword={"existingSecret":"sentinel","key":"password"}',
+        'secrets.redisTls={"existingSecret":"redis-ca","caKey":"ca.crt","certKey":"","keyKey":""}',
+      ],
+    });
+    const redis = (parse(renderedConfig(sentinel)) as { redis: Record<string, unknown> }).redis;
+    assert.equal(redis['sentinelPasswordFile'], '/var/run/secrets/switchyard/redis-sentinel/password');
+    assert.deepEqual(redis['tls'], { enabled: true, caFile: '/var/run/secrets/switchyard/redis-tls/ca.crt' });
+  });
+
+  it('NetworkPolicy: egress to Redis on its configured ports (Sentinels and their master too), or the rules given', async () => {
+    type Egress = { to?: unknown[]; ports?: { port: number }[] }[];
+    const egress = (objects: K8sObject[]) => (only(objects, 'NetworkPolicy')['spec'] as { egress: Egress }).egress;
+    const ports = (rules: Egress) => rules.flatMap((r) => (r.to === undefined ? (r.ports ?? []).map((p) => p.port) : []));
+    assert.ok(ports(egress(rendered.get('redis-values.yaml') as K8sObject[])).includes(6380), 'the port of config.redis.url');
+    assert.ok(!ports(egress(rendered.get('networkpolicy-values.yaml') as K8sObject[])).includes(6379), 'no Redis rule without Redis');
+    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"mode":"sentinel","nodes":["s-0.s:26379","s-1.s:26379"]}'] });
+    assert.deepEqual(ports(egress(sentinel)).filter((p) => p !== 53), [26379, 6379]);
+    const given = [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis' } } }], ports: [{ port: 6379, protocol: 'TCP' }] }];
+    const custom = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://r.redis.svc:6379"}', `networkPolicy.redis=${JSON.stringify(given)}`] });
+    assert.deepEqual(egress(custom).at(-1), given[0]);
+  });
+
+  it('helm test with API keys on checks /readyz only (the test Pod holds no client key, and /v1/models would answer 401)', () => {
+    const pod = only(rendered.get('redis-values.yaml') as K8sObject[], 'Pod');
+    const args = ((pod['spec'] as PodSpec).containers[0] as Container).args;
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard.switchyard.svc:9090/readyz']);
+  });
+
   it('the values schema refuses inline secrets, chart-owned keys, typos and incomplete sources', async () => {
     const refused: [string, RegExp][] = [
       ['config.upstream.apiKey="sk-1"', /\/config\/upstream\/apiKey/],
@@ -263,6 +360,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
       'networkpolicy-values.yaml': { switchyard: ['pods'] },
       'endpointslices-values.yaml': { inference: ['endpointslices'] },
       'multi-namespace-values.yaml': { switchyard: ['pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
+      'redis-values.yaml': { switchyard: ['pods'] },
     };
     for (const [name, objects] of rendered) {
       assert.ok(!objects.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), `${name}: nothing cluster-wide`);

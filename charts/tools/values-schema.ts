@@ -96,6 +96,21 @@ const chartValues = z
             z.object({ existingSecret: z.string().min(1), key: z.string().min(1) }).strict(),
           )
           .describe('Engine API key per discovery source: a name under config.discovery.sources, `default` (the discovery.mode source) or `static` (the static backends); sets that source\'s apiKeyFile.'),
+        redisPassword: secretRef('Redis password; sets config.redis.passwordFile (needs config.redis). Read at start: restart the pods after changing it.', 'password'),
+        redisSentinelPassword: secretRef('The Sentinels\' own password, when they require one; sets config.redis.sentinelPasswordFile.', 'password'),
+        redisTls: z
+          .object({
+            existingSecret: z.string().describe('Name of an existing Secret in the release namespace; empty: not used.'),
+            caKey: z.string().describe('Key of the PEM CA that signed the Redis certificate (default ca.crt); sets config.redis.tls.caFile. Empty: the system CAs.'),
+            certKey: z.string().describe('Key of the PEM client certificate, for mutual TLS (e.g. tls.crt); sets config.redis.tls.certFile. Empty: none.'),
+            keyKey: z.string().describe('Key of that certificate\'s PEM private key (e.g. tls.key), with certKey; sets config.redis.tls.keyFile.'),
+          })
+          .strict()
+          .describe('TLS to Redis from one Secret, mounted as files; sets config.redis.tls.enabled and the files named.'),
+        apiKeys: secretRef(
+          'API keys the traffic port then requires; sets config.auth.apiKeysFile. Mounted as a directory (no subPath), so a change of the Secret reaches the router, which reloads the file, without a restart.',
+          'api-keys.yaml',
+        ),
       })
       .strict()
       .describe('Secrets mounted read-only as files; the chart never renders a secret value.'),
@@ -192,6 +207,7 @@ const chartValues = z
           .strict()
           .describe('The kube-apiserver (only when discovery reads the API).'),
         engines: k8sList('Egress rules to the engines (NetworkPolicyEgressRule list); empty: derived from config (watched namespaces, plain label selectors, static backends given by IP).'),
+        redis: k8sList('Egress rules to Redis when config.redis is set (NetworkPolicyEgressRule list); empty: any address on the ports of config.redis.url or nodes (in sentinel mode also 6379, for the master the Sentinels name).'),
         extraEgress: k8sList('More egress rules, appended.'),
       })
       .strict()

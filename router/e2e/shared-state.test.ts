@@ -54,7 +54,7 @@ describe('replicas sharing state through Redis', () => {
   before(async () => {
     redis = await startRedisServer();
     for (let i = 0; i < 3; i++) {
-      const engine = new EngineSimulator({ model: MODEL, maxSeqs: 8, ttftMs: 1, itlMs: 1, outputTokens: 2 });
+      const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 8, ttftMs: 1, itlMs: 1, outputTokens: 2 } });
       await engine.listen();
       engines.push(engine);
     }

@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'SWITCHYARD_QUEUE_TIMEOUT'
   | 'SWITCHYARD_ROUTER_BUSY'
   | 'SWITCHYARD_EVENT_LOOP_LAG'
+  | 'SWITCHYARD_QUOTA_EXCEEDED'
   | 'SWITCHYARD_NO_ENDPOINT'
   | 'SWITCHYARD_DRAINING'
   | 'SWITCHYARD_UPSTREAM_UNREACHABLE'
@@ -65,12 +66,14 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
   SWITCHYARD_EXPECTATION_FAILED: { status: 417, type: 'invalid_request_error' },
-  // Missing or wrong admin token; the answer carries WWW-Authenticate (see server/admin-auth.ts).
+  // Missing or wrong admin token or API key; the answer carries WWW-Authenticate (server/admin-auth.ts, request/tenant-gate.ts).
   SWITCHYARD_UNAUTHORIZED: { status: 401, type: 'invalid_request_error' },
   SWITCHYARD_OVERLOADED: { status: 429, type: 'rate_limit_exceeded' },
   SWITCHYARD_QUEUE_TIMEOUT: { status: 429, type: 'rate_limit_exceeded' },
   SWITCHYARD_ROUTER_BUSY: { status: 429, type: 'rate_limit_exceeded' },
   SWITCHYARD_EVENT_LOOP_LAG: { status: 429, type: 'rate_limit_exceeded' },
+  // The API key's tenant is over its request rate or concurrency quota (router/state/quota.ts).
+  SWITCHYARD_QUOTA_EXCEEDED: { status: 429, type: 'rate_limit_exceeded' },
   SWITCHYARD_NO_ENDPOINT: { status: 503, type: 'service_unavailable' },
   SWITCHYARD_DRAINING: { status: 503, type: 'service_unavailable' },
   SWITCHYARD_UPSTREAM_UNREACHABLE: { status: 502, type: 'upstream_error' },

@@ -1,13 +1,17 @@
 /**
  * One inference request through its named stages:
  *
- *   router-wide admission → read → classify → schedule, then queue or shed
- *   when no candidate is left → forward → settle
+ *   authentication → tenant quota → router-wide admission → read → classify
+ *   → schedule, then queue or shed when no candidate is left → forward → settle
  *
- * Router-wide admission (the router's own caps and event-loop pressure) comes
- * first because it needs nothing from the body: a shed request costs no body
- * read. The body budget is part of reading (a body is reserved before its
- * bytes are kept). Every stage that refuses throws a SwitchyardError; the one
+ * Authentication, the tenant's quota (both only with API keys configured)
+ * and router-wide admission (the router's own caps and event-loop pressure)
+ * come first because they need nothing from the body: a refused request
+ * costs no body read. The quota comes before router-wide admission so a
+ * tenant over its quota is told so, not that the router is busy; the
+ * concurrency slot it takes is given back on every path, exactly once.
+ * The body budget is part of reading (a body is reserved before its bytes
+ * are kept). Every stage that refuses throws a SwitchyardError; the one
  * catch turns it into the answer, and settle runs exactly once either way.
  * HTTP matters (connections, routes, how an error is written and whether the
  * connection closes after it) stay with the listener, behind {@link Answerer}.
@@ -24,6 +28,7 @@ import { requestPriority, type Priority } from '../scheduling/priority.ts';
 import type { BodyReader, ReadRequest } from './body-reader.ts';
 import { ClientGoneError } from './read-body.ts';
 import type { Classifier } from './classify.ts';
+import { bodyPending, type TenantAccess, type TenantGate } from './tenant-gate.ts';
 
 /** Writes the router's own error answers: an HTTP matter the listener owns. */
 export interface Answerer {
@@ -55,6 +60,8 @@ export interface LifecycleDeps {
   readonly admission: AdmissionControl<EndpointState>;
   readonly reader: BodyReader;
   readonly classifier: Classifier;
+  /** API keys and tenant quotas; undefined without `auth.apiKeysFile` (no authentication, no quotas). */
+  readonly tenants?: Pick<TenantGate, 'admit'> | undefined;
   readonly forward: (request: ForwardRequest) => void;
   /** Router-wide in-flight accounting. */
   readonly inFlight: { increment(): void; decrement(): void };
@@ -80,9 +87,25 @@ export class RequestLifecycle {
     const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
     const trusted = deps.priority.trusted(req.socket.remoteAddress);
     const priority = requestPriority(req.headers[deps.priority.header], trusted);
+    // Stages: authentication, then the tenant's quota, before the body is read.
+    let access: TenantAccess | undefined;
+    if (deps.tenants !== undefined) {
+      try {
+        access = await deps.tenants.admit(req.headers.authorization);
+      } catch (err) {
+        const error = toSwitchyardError(err);
+        deps.answer.error(req, res, error, [deps.requestIdHeader, requestId], bodyPending(req));
+        deps.observer.countRequest(route.path, 'unknown', error.status);
+        if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+        return;
+      }
+      // Set on the response itself, so the engine's answer and the router's own errors both carry them.
+      for (let i = 0; i + 1 < access.headers.length; i += 2) res.setHeader(access.headers[i] as string, access.headers[i + 1] as string);
+    }
     // Stage: router-wide admission, before the body is read.
     const pressure = deps.admission.checkPressure(priority);
     if (pressure !== undefined) {
+      access?.release();
       deps.answer.error(req, res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close'], true);
       deps.observer.countRequest(route.path, 'unknown', pressure.status);
       deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
@@ -103,10 +126,17 @@ export class RequestLifecycle {
       const attempts = await this.#schedule(facts, priority, res);
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // Stage: forward; settle runs when the exchange ends.
-      this.#forward({ route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes, settle: () => read.release() });
+      this.#forward({
+        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes,
+        settle: () => {
+          read.release();
+          access?.release();
+        },
+      });
     } catch (err) {
       // Stage: settle, for a request that never went upstream.
       read.release();
+      access?.release();
       deps.inFlight.decrement();
       if (err instanceof ClientGoneError) {
         res.destroy();
@@ -160,7 +190,8 @@ export class RequestLifecycle {
       path: request.target,
       headers: upstreamRequestHeaders(req.rawHeaders, { clientAddress: req.socket.remoteAddress, trustedClient: request.trusted, requestIdHeader: deps.requestIdHeader, requestId: request.requestId }),
       // Which Authorization an engine gets depends on its source: the forwarder decides per attempt.
-      clientAuthorization: req.headers.authorization,
+      // With API keys on, the header was the client's key to this router: it goes no further.
+      clientAuthorization: deps.tenants === undefined ? req.headers.authorization : undefined,
       body: request.bytes,
       stream: facts.stream,
       requestId: request.requestId,

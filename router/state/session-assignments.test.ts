@@ -73,16 +73,25 @@ describe('SessionAssignments against a real redis-server', () => {
     assert.ok(!keys[0]!.includes('conversation'), 'Redis holds a digest, not the key');
   });
 
-  it('records a move by compare-and-set, so two replicas moving at once agree on one engine', async () => {
-    const [a, b, c] = await start(3, { localCacheMs: 0 });
+  it('records a move by compare-and-set, so a replica moving off an engine someone already moved from follows that move', async () => {
+    const [a, b] = await start(2, { localCacheMs: 60_000 });
+    const reader = replica(server.url, { localCacheMs: 0 });
+    replicas.push(reader);
+    await until(() => reader.store.status === 'up');
+    const storedIs = async (engine: string) => {
+      for (let tries = 0; (await reader.sessions.lookUp('conversation-2')) !== engine; tries++) {
+        assert.ok(tries < 100, `never stored ${engine}`);
+        await settle();
+      }
+    };
     a!.sessions.assign('conversation-2', undefined, 'e1');
-    await settle();
+    await storedIs('e1');
     a!.sessions.assign('conversation-2', 'e1', 'e2');
+    await storedIs('e2');
+    // B still thinks the session is on e1 and moves it to e3: the compare fails, and B adopts e2.
     b!.sessions.assign('conversation-2', 'e1', 'e3');
-    await settle();
-    const stored = await c!.sessions.lookUp('conversation-2');
-    assert.equal(stored, 'e2');
-    assert.equal(await b!.sessions.lookUp('conversation-2'), 'e2', 'the later mover follows the first');
+    await until(() => b!.sessions.cached('conversation-2') === 'e2');
+    await storedIs('e2');
   });
 
   it('slides the TTL at most once per quarter of it, and keeps a copy for localCacheMs', async () => {

@@ -17,8 +17,10 @@ export interface LoadStream {
   readonly streamShare: number;
   /** Conversations the requests are spread over (`x-session-id`, growing message history); 0: none. */
   readonly sessions: number;
-  /** Extra request headers (simulator knobs) for one request. */
+  /** Extra request headers (simulator knobs, the API key) for one request. */
   readonly headers: (random: Rng) => Record<string, string>;
+  /** Copied to the stream's outcomes, so the checks can tell its answers apart (e.g. a quota-limited tenant). */
+  readonly label?: string;
 }
 
 /** What the generator saw of one request. */
@@ -33,6 +35,8 @@ export interface Outcome {
   readonly durationS: number;
   /** Unix seconds (wall clock) the response ended. */
   readonly doneAtS: number;
+  /** The stream's label, if it has one. */
+  readonly label?: string | undefined;
 }
 
 const SYSTEM_PROMPT = 'You are a helpful assistant for the switchyard dashboard test. '.repeat(8);
@@ -100,13 +104,13 @@ export class LoadGenerator {
     }
     const body = JSON.stringify({ model: stream.model, messages, stream: streamed, max_tokens: 8 });
     const sent = this.#exchange(router, headers, body).then((result) => {
-      this.outcomes.push({ model: stream.model, stream: streamed, ...result });
+      this.outcomes.push({ model: stream.model, stream: streamed, label: stream.label, ...result });
     });
     this.#open.add(sent);
     void sent.finally(() => this.#open.delete(sent));
   }
 
-  #exchange(router: string, headers: Record<string, string>, body: string): Promise<Omit<Outcome, 'model' | 'stream'>> {
+  #exchange(router: string, headers: Record<string, string>, body: string): Promise<Omit<Outcome, 'model' | 'stream' | 'label'>> {
     const startedAt = performance.now();
     return new Promise((resolve) => {
       let firstByteAt: number | undefined;

@@ -12,11 +12,19 @@
  * - main (25 s, 70 requests/s): m-alpha and m-beta with conversations,
  *   m-gamma on one engine with one batch slot, over its capacity
  *   (saturation, the router queue, shedding); from 2 s on, engine a3 resets
- *   every connection (retries, upstream errors, ejection) and engine b1's
- *   /metrics hangs (stale scrapes, scrape age, failed scrapes); at 10-13 s
- *   half of m-alpha's requests get an engine 500 (a 5xx burst).
+ *   every connection (retries, upstream errors, ejection, sessions moved off
+ *   it) and engine b1's /metrics hangs (stale scrapes, scrape age, failed
+ *   scrapes); at 10-13 s half of m-alpha's requests get an engine 500 (a
+ *   5xx burst); at 16-17.5 s Redis is paused (SIGSTOP: command timeouts,
+ *   the breaker opening and closing again, degraded session lookups).
  *
- * Faults are the simulator's own knobs, switched between phases.
+ * The routers share state through a real redis-server and require API
+ * keys: the main tenant has no limits; a small stream of a tenant capped at
+ * one request every two seconds draws quota rejections, and one with an
+ * unknown key draws 401s.
+ *
+ * Faults are the simulator's own knobs and signals to Redis, switched
+ * between phases.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +32,7 @@ import { join } from 'node:path';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
 import type { Rng } from '../../../loadtest/sim/random.ts';
 import { startRouterProcess, type RouterProcess } from '../../../router/e2e/harness.ts';
+import { startRedisServer, type RedisServer } from '../../../router/state/test/redis-server.ts';
 import { LoadGenerator, type LoadStream } from './load.ts';
 import { startPrometheus, type PrometheusServer } from './prometheus.ts';
 
@@ -39,8 +48,28 @@ const MAIN_MS = 25_000;
 const FAULTS_AT_MS = 2_000;
 const BURST_AT_MS = 10_000;
 const BURST_MS = 3_000;
+const REDIS_PAUSE_AT_MS = 16_000;
+const REDIS_PAUSE_MS = 1_500;
 const EVALUATE_AT_MS = 24_000;
 const WINDOW_S = 20;
+
+/** API keys of the scenario's tenants; `unknown` is in no file. */
+const KEYS = { main: 'sk-dashboards-main', capped: 'sk-dashboards-capped', unknown: 'sk-dashboards-unknown' } as const;
+/** Label of the capped tenant's outcomes: its 429s are quota rejections, not shedding. */
+export const QUOTA_LABEL = 'quota-capped';
+/** Label of the unknown key's outcomes (401s, never forwarded). */
+const UNAUTHORIZED_LABEL = 'unauthorized';
+const API_KEYS_FILE = [
+  'tenants:',
+  '  main: {}',
+  '  capped: { requestsPerSecond: 0.5, burst: 1 }',
+  'keys:',
+  `  - key: ${KEYS.main}`,
+  '    tenant: main',
+  `  - key: ${KEYS.capped}`,
+  '    tenant: capped',
+  '',
+].join('\n');
 
 const ENGINES: readonly { readonly name: string; readonly model: string; readonly maxSeqs: number }[] = [
   { name: 'a1', model: 'm-alpha', maxSeqs: 32 },
@@ -76,6 +105,7 @@ function knobs(ttftMinMs: number, ttftMaxMs: number, extra: Record<string, strin
     'x-sim-ttft-ms': String(Math.round(ttftMinMs + random() * (ttftMaxMs - ttftMinMs))),
     'x-sim-itl-ms': '2',
     'x-sim-output-tokens': '4',
+    authorization: `Bearer ${KEYS.main}`,
     ...extra,
   });
 }
@@ -102,12 +132,23 @@ function streams(rates: readonly number[], ttft: [number, number], gammaTtft: [n
   ];
 }
 
+/** The main phase's small tenant streams: one over its quota, one with a key nobody issued. */
+function tenantStreams(): LoadStream[] {
+  const quick = knobs(20, 100);
+  return [
+    { model: 'm-beta', ratePerS: 1, streamShare: 0.5, sessions: 0, label: QUOTA_LABEL, headers: (random) => ({ ...quick(random), authorization: `Bearer ${KEYS.capped}` }) },
+    { model: 'm-beta', ratePerS: 0.5, streamShare: 0, sessions: 0, label: UNAUTHORIZED_LABEL, headers: (random) => ({ ...quick(random), authorization: `Bearer ${KEYS.unknown}` }) },
+  ];
+}
+
 /** The processes of the scenario. */
 interface Fleet {
   /** Engine name → simulator (a3 is replaced when its fault starts). */
   readonly engines: Map<string, EngineSimulator>;
   readonly routers: RouterProcess[];
   readonly prometheus: PrometheusServer;
+  /** The Redis the routers share state through (paused mid-run). */
+  readonly redis: RedisServer;
   close(): Promise<void>;
 }
 
@@ -134,21 +175,34 @@ async function startFleet(binary: string): Promise<Fleet> {
   const engines = new Map(ENGINES.map((e, i) => [e.name, new EngineSimulator({ model: e.model, seed: i + 1, knobs: { maxSeqs: e.maxSeqs } })]));
   const routers: RouterProcess[] = [];
   let prometheus: PrometheusServer | undefined;
+  let redis: RedisServer | undefined;
   const configDir = mkdtempSync(join(tmpdir(), 'switchyard-dashboards-'));
   const close = async () => {
+    redis?.resume();
     for (const r of routers) r.child.kill('SIGTERM');
     await Promise.all(routers.map((r) => r.exit));
     await prometheus?.close();
     await Promise.all([...engines.values()].map((e) => e.close()));
+    await redis?.stop();
     rmSync(configDir, { recursive: true, force: true });
   };
   try {
     for (const engine of engines.values()) await engine.listen();
+    redis = await startRedisServer();
+    const apiKeysFile = join(configDir, 'api-keys.yaml');
+    writeFileSync(apiKeysFile, API_KEYS_FILE);
     const backends = [...engines.values()].flatMap((e) => ['--backend', e.url]);
     // Capacities as an operator who knows the engines' max-num-seqs configures them (file only):
     // the saturation under test is m-gamma's, not the safe start's for engines of unknown size.
     const configFile = join(configDir, 'router.yaml');
-    writeFileSync(configFile, JSON.stringify({ load: { capacity: Object.fromEntries(ENGINES.map((e) => [(engines.get(e.name) as EngineSimulator).url, e.maxSeqs])) } }));
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        load: { capacity: Object.fromEntries(ENGINES.map((e) => [(engines.get(e.name) as EngineSimulator).url, e.maxSeqs])) },
+        redis: { url: redis.url },
+        auth: { apiKeysFile },
+      }),
+    );
     for (let i = 0; i < 2; i++) routers.push(await startRouterProcess(['--config', configFile, ...ROUTER_FLAGS, ...backends]));
     const started = await startPrometheus(binary, [
       {
@@ -163,7 +217,7 @@ async function startFleet(binary: string): Promise<Fleet> {
     prometheus = started;
     await until(async () => (await Promise.all(routers.map((r) => knowsAllModels(r.traffic)))).every(Boolean), 20_000, 'routers never learned every model');
     await until(async () => [...(await started.lastScrapes()).values()].every((t) => t.health === 'up'), 20_000, 'prometheus never scraped every target');
-    return { engines, routers, prometheus: started, close };
+    return { engines, routers, prometheus: started, redis, close };
   } catch (err) {
     await close();
     throw err;
@@ -173,14 +227,21 @@ async function startFleet(binary: string): Promise<Fleet> {
 /** Sends the warm-up and the main phase, switching the faults on between sub-phases. */
 async function drive(fleet: Fleet): Promise<{ load: LoadGenerator; evaluateAtS: number }> {
   const load = new LoadGenerator(fleet.routers.map((r) => `http://127.0.0.1:${r.traffic}`));
-  const main = (extra: Record<string, string> = {}) => streams(MAIN_RATES, MAIN_TTFT_MS, GAMMA_TTFT_MS, extra);
+  const main = (extra: Record<string, string> = {}) => [...streams(MAIN_RATES, MAIN_TTFT_MS, GAMMA_TTFT_MS, extra), ...tenantStreams()];
   await load.phase(streams([4, 2, 20], WARMUP_TTFT_MS, WARMUP_TTFT_MS), WARMUP_MS);
   const mainStartS = Date.now() / 1000;
   await load.phase(main(), FAULTS_AT_MS);
   await startFaults(fleet.engines);
   await load.phase(main(), BURST_AT_MS - FAULTS_AT_MS);
   await load.phase(main({ 'x-sim-fail-rate': '0.5' }), BURST_MS);
-  await load.phase(main(), MAIN_MS - BURST_AT_MS - BURST_MS);
+  await load.phase(main(), REDIS_PAUSE_AT_MS - BURST_AT_MS - BURST_MS);
+  fleet.redis.pause();
+  try {
+    await load.phase(main(), REDIS_PAUSE_MS);
+  } finally {
+    fleet.redis.resume();
+  }
+  await load.phase(main(), MAIN_MS - REDIS_PAUSE_AT_MS - REDIS_PAUSE_MS);
   await load.drain();
   return { load, evaluateAtS: Math.floor(mainStartS + EVALUATE_AT_MS / 1000) };
 }
@@ -200,7 +261,7 @@ async function startFaults(engines: Map<string, EngineSimulator>): Promise<void>
 
 async function knowsAllModels(trafficPort: number): Promise<boolean> {
   try {
-    const body = (await (await fetch(`http://127.0.0.1:${trafficPort}/v1/models`)).json()) as { data?: { id: string }[] };
+    const body = (await (await fetch(`http://127.0.0.1:${trafficPort}/v1/models`, { headers: { authorization: `Bearer ${KEYS.main}` } })).json()) as { data?: { id: string }[] };
     const ids = new Set((body.data ?? []).map((m) => m.id));
     return MODELS.every((m) => ids.has(m));
   } catch {

@@ -99,23 +99,56 @@ release namespace, as the router's defaults to its own.
 {{- end }}
 
 {{/*
-Secret files to mount, as JSON: a list of {volume, secret, key, dir, file}.
+Secret files to mount, as JSON: a list of {volume, secret, dir, items: [{key, path}]}.
+Each Secret is mounted as a directory (never with subPath), so the kubelet
+swaps its files in place when the Secret changes: the API keys file is
+reloaded by the router without a restart.
 */}}
 {{- define "switchyard.secretFiles" -}}
 {{- $out := list }}
 {{- $base := include "switchyard.secretsDir" . }}
-{{- with .Values.secrets.upstreamApiKey }}
+{{- $s := .Values.secrets }}
+{{- with $s.upstreamApiKey }}
 {{- if .existingSecret }}
-{{- $out = append $out (dict "volume" "upstream-api-key" "secret" .existingSecret "key" .key "dir" (printf "%s/upstream" $base) "file" "api-key") }}
+{{- $out = append $out (dict "volume" "upstream-api-key" "secret" .existingSecret "dir" (printf "%s/upstream" $base) "items" (list (dict "key" .key "path" "api-key"))) }}
 {{- end }}
 {{- end }}
-{{- with .Values.secrets.adminToken }}
+{{- with $s.adminToken }}
 {{- if .existingSecret }}
-{{- $out = append $out (dict "volume" "admin-token" "secret" .existingSecret "key" .key "dir" (printf "%s/admin" $base) "file" "token") }}
+{{- $out = append $out (dict "volume" "admin-token" "secret" .existingSecret "dir" (printf "%s/admin" $base) "items" (list (dict "key" .key "path" "token"))) }}
 {{- end }}
 {{- end }}
-{{- range $name, $ref := .Values.secrets.sourceApiKeys }}
-{{- $out = append $out (dict "volume" (printf "source-%s-api-key" $name | trunc 63 | trimSuffix "-") "secret" (required (printf "secrets.sourceApiKeys.%s.existingSecret is required" $name) $ref.existingSecret) "key" ($ref.key | default "api-key") "dir" (printf "%s/sources/%s" $base $name) "file" "api-key" "source" $name) }}
+{{- range $name, $ref := $s.sourceApiKeys }}
+{{- $out = append $out (dict "volume" (printf "source-%s-api-key" $name | trunc 63 | trimSuffix "-") "secret" (required (printf "secrets.sourceApiKeys.%s.existingSecret is required" $name) $ref.existingSecret) "dir" (printf "%s/sources/%s" $base $name) "items" (list (dict "key" ($ref.key | default "api-key") "path" "api-key"))) }}
+{{- end }}
+{{- with $s.redisPassword }}
+{{- if .existingSecret }}
+{{- $out = append $out (dict "volume" "redis-password" "secret" .existingSecret "dir" (printf "%s/redis" $base) "items" (list (dict "key" .key "path" "password"))) }}
+{{- end }}
+{{- end }}
+{{- with $s.redisSentinelPassword }}
+{{- if .existingSecret }}
+{{- $out = append $out (dict "volume" "redis-sentinel-password" "secret" .existingSecret "dir" (printf "%s/redis-sentinel" $base) "items" (list (dict "key" .key "path" "password"))) }}
+{{- end }}
+{{- end }}
+{{- with $s.redisTls }}
+{{- if .existingSecret }}
+{{- if ne (empty .certKey) (empty .keyKey) }}
+{{- fail "secrets.redisTls: certKey and keyKey go together (a client certificate needs its key)" }}
+{{- end }}
+{{- $items := list }}
+{{- if .caKey }}{{ $items = append $items (dict "key" .caKey "path" "ca.crt") }}{{ end }}
+{{- if .certKey }}{{ $items = concat $items (list (dict "key" .certKey "path" "tls.crt") (dict "key" .keyKey "path" "tls.key")) }}{{ end }}
+{{- if not $items }}
+{{- fail "secrets.redisTls: name caKey, or certKey and keyKey, of the Secret" }}
+{{- end }}
+{{- $out = append $out (dict "volume" "redis-tls" "secret" .existingSecret "dir" (printf "%s/redis-tls" $base) "items" $items) }}
+{{- end }}
+{{- end }}
+{{- with $s.apiKeys }}
+{{- if .existingSecret }}
+{{- $out = append $out (dict "volume" "api-keys" "secret" .existingSecret "dir" (printf "%s/api-keys" $base) "items" (list (dict "key" .key "path" "api-keys.yaml"))) }}
+{{- end }}
 {{- end }}
 {{- toJson $out }}
 {{- end }}
@@ -156,7 +189,57 @@ the mounted Secrets).
 {{- end }}
 {{- $_ = set $c "discovery" $d }}
 {{- end }}
+{{- include "switchyard.sharedStateConfig" (dict "config" $c "secrets" .Values.secrets "base" $base) }}
 {{- toYaml $c }}
+{{- end }}
+
+{{/*
+Sets, in the config dict passed as .config, the files of the Redis and API-key
+Secrets (.secrets) mounted under .base: redis.passwordFile,
+redis.sentinelPasswordFile, redis.tls.*, auth.apiKeysFile. Prints nothing.
+A Redis Secret without a Redis to use it for, and API keys together with
+upstream.forwardClientAuthorization (a start-up error in the router), fail
+here, at install time.
+*/}}
+{{- define "switchyard.sharedStateConfig" -}}
+{{- $c := .config }}
+{{- $s := .secrets }}
+{{- $redis := get $c "redis" | default dict }}
+{{- $redisSecrets := list }}
+{{- if $s.redisPassword.existingSecret }}
+{{- $_ := set $redis "passwordFile" (printf "%s/redis/password" .base) }}
+{{- $redisSecrets = append $redisSecrets "redisPassword" }}
+{{- end }}
+{{- if $s.redisSentinelPassword.existingSecret }}
+{{- $_ := set $redis "sentinelPasswordFile" (printf "%s/redis-sentinel/password" .base) }}
+{{- $redisSecrets = append $redisSecrets "redisSentinelPassword" }}
+{{- end }}
+{{- if $s.redisTls.existingSecret }}
+{{- $tls := get $redis "tls" | default dict }}
+{{- $_ := set $tls "enabled" true }}
+{{- if $s.redisTls.caKey }}{{ $_ = set $tls "caFile" (printf "%s/redis-tls/ca.crt" .base) }}{{ end }}
+{{- if $s.redisTls.certKey }}
+{{- $_ = set $tls "certFile" (printf "%s/redis-tls/tls.crt" .base) }}
+{{- $_ = set $tls "keyFile" (printf "%s/redis-tls/tls.key" .base) }}
+{{- end }}
+{{- $_ = set $redis "tls" $tls }}
+{{- $redisSecrets = append $redisSecrets "redisTls" }}
+{{- end }}
+{{- if $redisSecrets }}
+{{- if not (or $redis.url $redis.nodes) }}
+{{- fail (printf "secrets.%s is set but config.redis names no Redis (url, or nodes in sentinel or cluster mode)" (first $redisSecrets)) }}
+{{- end }}
+{{- $_ := set $c "redis" $redis }}
+{{- end }}
+{{- if $s.apiKeys.existingSecret }}
+{{- $up := get $c "upstream" | default dict }}
+{{- if and (hasKey $up "forwardClientAuthorization") (eq (toString $up.forwardClientAuthorization) "true") }}
+{{- fail "secrets.apiKeys: API-key authentication consumes the client's Authorization header; it cannot also be forwarded (config.upstream.forwardClientAuthorization: true)" }}
+{{- end }}
+{{- $auth := get $c "auth" | default dict }}
+{{- $_ := set $auth "apiKeysFile" (printf "%s/api-keys/api-keys.yaml" .base) }}
+{{- $_ = set $c "auth" $auth }}
+{{- end }}
 {{- end }}
 
 {{/*
