@@ -156,11 +156,12 @@ export class Router {
       bufferedBodyBytes: () => bodyBudget.usedBytes,
     });
     let shared: SharedState | undefined;
-    this.sharedMetrics = new SharedStateMetrics(this.metrics.registry, {
-      status: () => shared?.store.status ?? 'off',
-      fleetReplicas: () => shared?.fleet.replicasSeen,
-      fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds(),
-    });
+    this.sharedMetrics = new SharedStateMetrics(
+      this.metrics.registry,
+      redisConfigured(config.redis)
+        ? { status: () => shared?.store.status ?? 'degraded', fleetReplicas: () => shared?.fleet.replicasSeen ?? 1, fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds() ?? 0 }
+        : undefined,
+    );
     this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish());
     this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared);
     const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);

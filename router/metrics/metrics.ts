@@ -206,7 +206,7 @@ export class RouterMetrics {
     });
     this.#decisions = new Counter({
       name: 'switchyard_policy_decisions_total',
-      help: 'Routing decisions by scheduling profile (policy) and outcome (affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned: a session kept on its shared assignment, least_load, round_robin).',
+      help: 'Routing decisions by scheduling profile (policy) and outcome (affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned: a session kept on its shared assignment, placed: a new shared session placed by load, least_load, round_robin).',
       labelNames: ['policy', 'outcome'],
       registers,
     });

@@ -1,21 +1,20 @@
 /**
  * Metrics of the shared state (Redis) and of what it enables: fleet-wide
  * load, shared sticky sessions, authentication and quotas. Registered on
- * the router's registry beside {@link RouterMetrics}; the series that only
- * mean something with Redis configured (up, fleet replicas, fleet load age)
- * are absent without it, so an alert on them never fires for a router that
- * runs alone on purpose.
+ * the router's registry beside RouterMetrics; the series that only mean
+ * something with Redis configured (up, fleet replicas, fleet load age) are
+ * not registered without it, so an alert on them never fires for a router
+ * that runs alone on purpose.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** Live values read at scrape time. */
+/** Live values of the shared state, read at scrape time (only with Redis configured). */
 export interface SharedStateSources {
-  /** `off` (no Redis configured: no series), `up` or `degraded`. */
-  status(): 'off' | 'up' | 'degraded';
-  /** Replicas that published within their heartbeat at the last fleet read, this one included; undefined before the first. */
-  fleetReplicas(): number | undefined;
-  /** Seconds since the fleet counts in use were read; undefined when none are in use. */
-  fleetLoadAgeSeconds(): number | undefined;
+  status(): 'up' | 'degraded';
+  /** Replicas whose counts routing uses now, this one included (1 while degraded). */
+  fleetReplicas(): number;
+  /** Seconds since the last successful fleet read (since start-up before the first). */
+  fleetLoadAgeSeconds(): number;
 }
 
 /** Why a session left its assigned engine; the `reason` label. */
@@ -33,7 +32,8 @@ export class SharedStateMetrics {
   readonly #quotaRejections: Counter<'tenant' | 'limit'>;
   readonly #authFailures: Counter<'reason'>;
 
-  constructor(registry: Registry, sources: SharedStateSources) {
+  /** `sources` is undefined when no Redis is configured: the Redis-only series are then not registered at all. */
+  constructor(registry: Registry, sources: SharedStateSources | undefined) {
     const registers = [registry];
     this.#commandDuration = new Histogram({
       name: 'switchyard_shared_state_command_duration_seconds',
@@ -78,36 +78,8 @@ export class SharedStateMetrics {
       labelNames: ['reason'],
       registers,
     });
-    new Gauge({
-      name: 'switchyard_shared_state_up',
-      help: '1 while Redis is connected and answering, 0 while degraded (routing on local state). No series when Redis is not configured.',
-      registers,
-      collect() {
-        this.reset();
-        const status = sources.status();
-        if (status !== 'off') this.set(status === 'up' ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_fleet_replicas',
-      help: 'Router replicas whose in-flight counts were live at the last fleet read, this one included. No series without Redis.',
-      registers,
-      collect() {
-        this.reset();
-        const replicas = sources.fleetReplicas();
-        if (replicas !== undefined) this.set(replicas);
-      },
-    });
-    new Gauge({
-      name: 'switchyard_fleet_load_age_seconds',
-      help: "Age of the other replicas' in-flight counts routing uses now (their publish interval adds to it). No series while none are in use.",
-      registers,
-      collect() {
-        this.reset();
-        const age = sources.fleetLoadAgeSeconds();
-        if (age !== undefined) this.set(age);
-      },
-    });
+    // A label-less gauge always exports a value once registered (0 after a reset), so absence means not registering.
+    if (sources !== undefined) registerRedisGauges(registers, sources);
   }
 
   observeCommand(command: string, seconds: number): void {
@@ -138,4 +110,32 @@ export class SharedStateMetrics {
   countAuthFailure(reason: 'missing' | 'invalid'): void {
     this.#authFailures.labels(reason).inc();
   }
+}
+
+/** The gauges that mean something only with Redis configured. */
+function registerRedisGauges(registers: Registry[], sources: SharedStateSources): void {
+  new Gauge({
+    name: 'switchyard_shared_state_up',
+    help: '1 while Redis is connected and answering, 0 while degraded (routing on local state). No series when Redis is not configured.',
+    registers,
+    collect() {
+      this.set(sources.status() === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_fleet_replicas',
+    help: 'Router replicas whose in-flight counts were live at the last fleet read, this one included (1 while degraded: it knows only itself). No series without Redis.',
+    registers,
+    collect() {
+      this.set(sources.fleetReplicas());
+    },
+  });
+  new Gauge({
+    name: 'switchyard_fleet_load_age_seconds',
+    help: "Seconds since this replica last read the other replicas' in-flight counts (since start-up before the first read): about the publish interval while Redis is up, growing while it is not. No series without Redis.",
+    registers,
+    collect() {
+      this.set(sources.fleetLoadAgeSeconds());
+    },
+  });
 }

@@ -45,8 +45,8 @@ export interface ClassifierDeps {
 export interface SessionAssignmentsLookup {
   /** The assignment this replica read or made recently, if still fresh; no I/O. */
   cached(sessionKey: string): string | undefined;
-  /** The stored assignment; undefined when there is none or Redis did not answer in time. Never rejects. */
-  lookUp(sessionKey: string): Promise<string | undefined>;
+  /** The stored assignment; null when Redis says there is none; undefined when Redis did not answer in time. Never rejects. */
+  lookUp(sessionKey: string): Promise<string | null | undefined>;
   /** Records that the session now goes to `to` (its first assignment when `from` is undefined, else a move). No await. */
   assign(sessionKey: string, from: string | undefined, to: string): void;
 }
@@ -90,7 +90,8 @@ export class Classifier {
     if (sessions === undefined || facts.sessionKey === undefined) return undefined;
     const cached = sessions.cached(facts.sessionKey);
     if (cached !== undefined) return Promise.resolve({ ...facts, assignedEndpoint: cached });
-    return sessions.lookUp(facts.sessionKey).then((assignedEndpoint) => (assignedEndpoint === undefined ? facts : { ...facts, assignedEndpoint }));
+    // None stored: placed by load and stored. Unknown (Redis away): rendezvous hashing, which every replica agrees on.
+    return sessions.lookUp(facts.sessionKey).then((assigned) => (assigned === undefined ? facts : assigned === null ? { ...facts, placeSession: true } : { ...facts, assignedEndpoint: assigned }));
   }
 
   /** The request was admitted to `target`: its group, the model's reuse and the session's assignment learn from it. */

@@ -62,6 +62,8 @@ export interface RequestFacts {
   readonly pinnedEndpoint?: string | undefined;
   /** Endpoint id the session key is assigned to fleet-wide (shared state), when known: kept while it passes the filters. */
   readonly assignedEndpoint?: string | undefined;
+  /** The session has no engine yet and the one it gets will be stored fleet-wide: place it by load, not by hash. */
+  readonly placeSession?: boolean | undefined;
 }
 
 /** How a decision was reached; the `outcome` label of the decisions metric. */
@@ -75,7 +77,8 @@ export type DecisionOutcome =
   | 'prefix_spill'
   | 'prefix_fallback'
   | 'pinned'
-  | 'assigned';
+  | 'assigned'
+  | 'placed';
 
 /** Why a session left its shared assignment: the engine was saturated, ejected, or is no candidate any more. */
 export type AssignmentMove = 'saturated' | 'ejected' | 'gone';

@@ -37,7 +37,7 @@ describe('scheduling profile conformance', () => {
   for (const [name, make] of POLICIES) {
     it(`${name}: returns a non-empty subset of routable endpoints serving the model, never an ejected one while another is available, never a saturated target`, () => {
       fc.assert(
-        fc.property(fc.array(endpointArb, { maxLength: 24 }), fc.constantFrom('m1', 'm2', 'm3'), fc.option(fc.string(), { nil: undefined }), fc.integer(), fc.option(fc.tuple(fc.nat(), fc.nat(), fc.double({ min: 0, max: 1, noNaN: true })), { nil: undefined }), fc.option(fc.nat(30), { nil: undefined }), (specs, model, sessionKey, seed, prefix, assignedIndex) => {
+        fc.property(fc.array(endpointArb, { maxLength: 24 }), fc.constantFrom('m1', 'm2', 'm3'), fc.option(fc.string(), { nil: undefined }), fc.integer(), fc.option(fc.tuple(fc.nat(), fc.nat(), fc.double({ min: 0, max: 1, noNaN: true })), { nil: undefined }), fc.option(fc.nat(30), { nil: undefined }), fc.boolean(), (specs, model, sessionKey, seed, prefix, assignedIndex, placeSession) => {
           const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 16, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 1 } });
           view.update({
             version: 1,
@@ -52,8 +52,9 @@ describe('scheduling profile conformance', () => {
           view.tick();
           const candidates = view.candidates(model);
           const profile = make(seededRng(seed));
-          const assignedEndpoint = assignedIndex === undefined ? undefined : `e${assignedIndex}`;
-          const facts = { model, stream: false, sessionKey, bodyBytes: 1, prefix: prefix && prefixFacts(prefix[0], prefix[1], { share: prefix[2] }), assignedEndpoint };
+          // A session is either assigned or to be placed, never both.
+          const assignedEndpoint = assignedIndex === undefined || placeSession ? undefined : `e${assignedIndex}`;
+          const facts = { model, stream: false, sessionKey, bodyBytes: 1, prefix: prefix && prefixFacts(prefix[0], prefix[1], { share: prefix[2] }), assignedEndpoint, placeSession };
           const saturated = (e: { estimatedWaiting: number }) => e.estimatedWaiting >= 5;
           const schedule = profile.schedule(facts, candidates, saturated);
           const ordered = schedule.kind === 'admit' ? schedule.attempts : schedule.kind === 'saturated' ? schedule.candidates : [];
@@ -66,6 +67,7 @@ describe('scheduling profile conformance', () => {
             assert.ok(routable.some((r) => r.id === e.id), `${e.id} is not a routable endpoint serving ${model}`);
           }
           if (candidates.some((c) => !c.ejected)) assert.ok(ordered.every((e) => !e.ejected), 'an ejected endpoint was chosen while another was available');
+          if (schedule.kind === 'admit' && placeSession && sessionKey !== undefined) assert.equal(schedule.outcome, 'placed');
           // A shared session assignment is kept exactly while its engine passes the filters.
           const assigned = candidates.find((c) => c.id === assignedEndpoint);
           // Every candidate ejected: they all stay in, and ejection decides nothing.

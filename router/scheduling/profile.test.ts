@@ -69,4 +69,20 @@ describe('scheduling profile', () => {
     assert.ok(schedule.kind === 'admit');
     assert.deepEqual(ids(schedule.attempts), ['y']);
   });
+
+  it('places a session that will be stored by load alone, and keeps an assigned one without a load bound', () => {
+    // Forty keys: for about half, the rendezvous walk would take the busier engine (it is under the load bound).
+    const candidates = [ep('busy', 0.3), ep('idle', 0.1)];
+    for (let i = 0; i < 40; i++) {
+      const placed = profile.schedule(facts({ sessionKey: `k${i}`, placeSession: true }), candidates, saturated);
+      assert.ok(placed.kind === 'admit');
+      assert.deepEqual([ids(placed.attempts)[0], placed.outcome], ['idle', 'placed']);
+    }
+    const kept = profile.schedule(facts({ sessionKey: 'k', assignedEndpoint: 'busy' }), [ep('busy', 5), ep('idle', 0)], saturated);
+    assert.ok(kept.kind === 'admit');
+    assert.deepEqual([ids(kept.attempts), kept.outcome, kept.moved], [['busy', 'idle'], 'assigned', undefined]);
+    const moved = profile.schedule(facts({ sessionKey: 'k', assignedEndpoint: 'busy' }), [sat('busy'), ep('idle', 0)], saturated);
+    assert.ok(moved.kind === 'admit');
+    assert.deepEqual([ids(moved.attempts)[0], moved.moved], ['idle', 'saturated']);
+  });
 });

@@ -7,7 +7,11 @@
  * A session with a shared assignment (Redis) goes to its engine while that
  * engine passes these filters, without a load bound: moving a conversation
  * costs its KV cache, so it moves only off an engine that cannot take it,
- * and the schedule says why.
+ * and the schedule says why. A session that will be stored but has no
+ * engine yet is placed by the final picker alone (least load over capacity),
+ * not by the affinity walks: the stored engine keeps it together from then
+ * on, so its first engine should be the one with room, and engines of
+ * unequal size then hold shares of sessions that fit their capacity.
  * Then the pickers: zero or more affinity walks (each declines when the
  * request gives it nothing to go on), and a final picker that always decides
  * (weighted maximum or round-robin). The first candidate of the pick is the
@@ -83,6 +87,8 @@ export class SchedulingProfile {
   /** Name used in config and as the `policy` label of the decisions metric. */
   readonly name: string;
   readonly #pickers: readonly Picker[];
+  /** The final picker alone, which places a session's first request (see the header). */
+  readonly #final: readonly Picker[];
   // Scratch reused across decisions: never visible outside one call.
   #pool = new Uint32Array(0);
   #overflow = new Uint32Array(0);
@@ -93,6 +99,7 @@ export class SchedulingProfile {
     if (pickers.length === 0) throw new Error(`scheduling profile ${name} has no picker`);
     this.name = name;
     this.#pickers = pickers;
+    this.#final = pickers.slice(-1);
   }
 
   /** Schedules one request over the model's `candidates`; `saturated` is the saturation test for its priority. */
@@ -104,20 +111,24 @@ export class SchedulingProfile {
     n = keepPinned(candidates, facts.pinnedEndpoint, pool, n);
     const pinned = facts.pinnedEndpoint !== undefined && (candidates[pool[0] as number] as T).id === facts.pinnedEndpoint;
     const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated);
+    if (facts.placeSession === true && facts.sessionKey !== undefined && !pinned) {
+      const placed = this.#scheduleByPick(decision, candidates, saturated, pinned, this.#final);
+      return placed.kind === 'admit' ? { ...placed, outcome: 'placed' } : placed;
+    }
     let moved: AssignmentMove | undefined;
     if (facts.assignedEndpoint !== undefined && !pinned) {
       const assigned = findById(candidates, pool, n, facts.assignedEndpoint);
-      if (assigned !== undefined && !saturated(assigned)) return keepAssigned(assigned, this.#pick(decision).ordered, saturated);
+      if (assigned !== undefined && !saturated(assigned)) return keepAssigned(assigned, this.#pick(decision, this.#pickers).ordered, saturated);
       moved = assigned !== undefined ? 'saturated' : candidates.some((c) => c.id === facts.assignedEndpoint) ? 'ejected' : 'gone';
     }
-    const schedule = this.#scheduleByPick(decision, candidates, saturated, pinned);
+    const schedule = this.#scheduleByPick(decision, candidates, saturated, pinned, this.#pickers);
     return moved === undefined || schedule.kind !== 'admit' ? schedule : { ...schedule, moved };
   }
 
-  #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pinned: boolean): Schedule<T> {
+  #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pinned: boolean, pickers: readonly Picker[]): Schedule<T> {
     const { pool, n } = decision;
     const total = candidates.length;
-    const lazy = this.#pick(decision);
+    const lazy = this.#pick(decision, pickers);
     const target = lazy.ordered.findIndex((c) => !saturated(c));
     if (target >= 0) {
       const retry = lazy.ordered.find((c, i) => i > target && !saturated(c)) ?? lazy.ordered.find((_, i) => i !== target);
@@ -127,16 +138,16 @@ export class SchedulingProfile {
     const overflow = (this.#overflow = ensureUint32(this.#overflow, total));
     const kept = splitSaturated(candidates, saturated, pool, n, overflow);
     if (kept === 0) return { kind: 'saturated', candidates: indexed(candidates, overflow, n) };
-    const pick = this.#pick(decision.narrow(kept));
+    const pick = this.#pick(decision.narrow(kept), pickers);
     return admitted(pick, 0, pick.ordered[1] ?? (candidates[overflow[0] as number] as T), pinned);
   }
 
-  #pick<T extends Candidate>(decision: PickContext<T>): Pick<T> & { readonly declined: DecisionOutcome | undefined } {
+  #pick<T extends Candidate>(decision: PickContext<T>, pickers: readonly Picker[]): Pick<T> & { readonly declined: DecisionOutcome | undefined } {
     // A final picker deciding after an affinity walk declined is counted under the walk's fallback outcome.
     let declined: DecisionOutcome | undefined;
-    const last = this.#pickers.length - 1;
+    const last = pickers.length - 1;
     for (let p = 0; p <= last; p++) {
-      const picker = this.#pickers[p] as Picker;
+      const picker = pickers[p] as Picker;
       const pick = picker.pick(decision);
       if (pick === undefined) {
         declined = picker.declinedOutcome ?? declined;

@@ -70,6 +70,8 @@ export class FleetLoad implements FleetMembership {
   #liveCount = 1;
   /** Epoch ms of the last successful read; 0: the view holds no fleet counts. */
   #readAt = 0;
+  /** Epoch ms of the last successful read, kept through an outage (start-up before the first). */
+  #lastReadAt: number;
   /** The last read, per engine id: the other replicas' open requests. */
   #others = new Map<string, number>();
 
@@ -82,6 +84,7 @@ export class FleetLoad implements FleetMembership {
     this.#replicasKey = store.key('{fleet}:replicas');
     this.#stem = store.key('{fleet}:inflight:');
     this.#live = [settings.replicaId];
+    this.#lastReadAt = now();
     // Degraded means the counts can no longer be trusted to be current: back to local counts at once.
     store.onStatus((status) => {
       if (status === 'degraded') this.#forget();
@@ -96,14 +99,14 @@ export class FleetLoad implements FleetMembership {
     return this.#liveCount;
   }
 
-  /** Live replicas at the last read, or undefined while the view holds no fleet counts. */
-  get replicasSeen(): number | undefined {
-    return this.#readAt === 0 ? undefined : this.#live.length;
+  /** Replicas whose counts the view holds now, this one included (1 while it holds none). */
+  get replicasSeen(): number {
+    return this.#live.length;
   }
 
-  /** Seconds since the counts in use were read; undefined while none are in use. */
-  ageSeconds(): number | undefined {
-    return this.#readAt === 0 ? undefined : (this.#now() - this.#readAt) / 1000;
+  /** Seconds since the last successful read (since this replica started, before the first). */
+  ageSeconds(): number {
+    return (this.#now() - this.#lastReadAt) / 1000;
   }
 
   /** The other replicas' open requests to `endpointId` at the last read. */
@@ -155,7 +158,7 @@ export class FleetLoad implements FleetMembership {
     this.#others = others;
     this.#live = live;
     this.#liveCount = live.length;
-    this.#readAt = this.#now();
+    this.#readAt = this.#lastReadAt = this.#now();
     this.#view.fleetInFlight(others);
   }
 

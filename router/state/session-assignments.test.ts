@@ -62,7 +62,7 @@ describe('SessionAssignments against a real redis-server', () => {
 
   it('stores the first assignment (first writer wins: the loser adopts it) and never the session key itself', async () => {
     const [a, b] = await start(2);
-    assert.equal(await a!.sessions.lookUp('conversation-1'), undefined);
+    assert.equal(await a!.sessions.lookUp('conversation-1'), null, 'none stored yet');
     a!.sessions.assign('conversation-1', undefined, 'e1');
     b!.sessions.assign('conversation-1', undefined, 'e2');
     await settle();
@@ -122,7 +122,7 @@ describe('SessionAssignments against a real redis-server', () => {
     assert.deepEqual(a!.lookups.slice(-2), ['cache', 'unavailable']);
     await server.restart();
     await until(() => a!.store.status === 'up');
-    assert.equal(await a!.sessions.lookUp('conversation-4'), undefined, 'restarted empty: a miss, and the next request stores again');
+    assert.equal(await a!.sessions.lookUp('conversation-4'), null, 'restarted empty: a miss, and the next request stores again');
     await Promise.all(replicas.map((r) => r.store.close()));
     replicas = [];
   });

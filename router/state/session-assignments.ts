@@ -74,8 +74,12 @@ export class SessionAssignments {
     return entry.engine;
   }
 
-  /** The stored assignment; undefined when there is none and Redis did not answer. Never rejects. */
-  async lookUp(sessionKey: string): Promise<string | undefined> {
+  /**
+   * The stored assignment; null when Redis says there is none (the session
+   * will be placed and stored); undefined when there is none that this
+   * replica knows of and Redis did not answer. Never rejects.
+   */
+  async lookUp(sessionKey: string): Promise<string | null | undefined> {
     const stale = this.#local.get(sessionKey);
     const stored = this.#store.status === 'up' ? await this.#store.run('session_get', (client) => client.get(this.#key(sessionKey))) : undefined;
     const now = this.#now();
@@ -87,7 +91,7 @@ export class SessionAssignments {
     if (stored === null) {
       this.#count('miss');
       this.#local.delete(sessionKey);
-      return undefined;
+      return null;
     }
     this.#count('redis');
     const entry = this.#remember(sessionKey, stored, now, stale?.refreshedAt ?? 0);
