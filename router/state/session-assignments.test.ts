@@ -120,9 +120,16 @@ describe('SessionAssignments against a real redis-server', () => {
     assert.equal(await a!.sessions.lookUp('conversation-4'), 'e2');
     assert.equal(await a!.sessions.lookUp('never-seen'), undefined);
     assert.deepEqual(a!.lookups.slice(-2), ['cache', 'unavailable']);
+    a!.sessions.assign('conversation-5', undefined, 'e3');
     await server.restart();
     await until(() => a!.store.status === 'up');
-    assert.equal(await a!.sessions.lookUp('conversation-4'), null, 'restarted empty: a miss, and the next request stores again');
+    assert.equal(await a!.sessions.lookUp('conversation-5'), 'e3', 'restarted empty: a session seen within its TTL keeps its engine');
+    await settle();
+    const b = replica(server.url, { localCacheMs: 0 });
+    replicas.push(b);
+    await until(() => b.store.status === 'up');
+    assert.equal(await b.sessions.lookUp('conversation-5'), 'e3', '... and is stored again for the others');
+    assert.equal(await a!.sessions.lookUp('conversation-4'), null, 'a copy older than the TTL is not trusted: placed again');
     await Promise.all(replicas.map((r) => r.store.close()));
     replicas = [];
   });

@@ -14,7 +14,9 @@
  * conversation costs one GET per cache period, not one per request. While
  * Redis is degraded, a copy the replica still holds (however old) is used,
  * and sessions it has never seen go by rendezvous hashing as without Redis;
- * their first request after recovery stores where they went.
+ * their first request after recovery stores where they went. A Redis that
+ * comes back empty is refilled the same way: a session this replica saw
+ * within its TTL keeps the engine it had.
  *
  * Session keys are client data: Redis gets a SHA-256 digest, never the key.
  */
@@ -89,6 +91,13 @@ export class SessionAssignments {
       return stale?.engine;
     }
     if (stored === null) {
+      // This replica saw the session within its TTL, Redis has forgotten it: Redis restarted or
+      // failed over without the key. The copy is the truth; store it again rather than re-place.
+      if (stale !== undefined && now - stale.at < this.#settings.ttlMs) {
+        this.#count('cache');
+        this.assign(sessionKey, undefined, stale.engine);
+        return stale.engine;
+      }
       this.#count('miss');
       this.#local.delete(sessionKey);
       return null;
