@@ -62,6 +62,7 @@ export class SharedStore {
   /** EVALSHA refused by the server or a proxy in front of it (not NOSCRIPT): send scripts whole from now on. */
   #evalOnly = false;
   #closed = false;
+  #lastFailure: CommandFailure | undefined;
   /** Told of every status change, after the observer (routing drops fleet counts while degraded). */
   readonly #listeners: ((status: Exclude<SharedStateStatus, 'off'>) => void)[] = [];
 
@@ -72,6 +73,9 @@ export class SharedStore {
     this.#breaker = new CircuitBreaker(settings.breaker, now);
     this.#breaker.onTransition = (to) => {
       observer.breakerMoved(to);
+      // Commands stopped getting answers on a connection that still looks open (a frozen server, a cut
+      // network, a master Sentinel has replaced): drop it and reconnect, which also asks the Sentinels.
+      if (to === 'open' && this.#lastFailure === 'timeout') client.disconnect(true);
       this.#reassess(to === 'open' ? 'commands failing: circuit breaker open' : `circuit breaker ${to}`);
     };
     // ioredis reports connection errors as events; unheard, they would go to the console.
@@ -113,7 +117,8 @@ export class SharedStore {
       this.#breaker.succeeded();
       return answer;
     } catch (err) {
-      this.#observer.commandFailed(command, failureKind(err));
+      this.#lastFailure = failureKind(err);
+      this.#observer.commandFailed(command, this.#lastFailure);
       this.#breaker.failed();
       return undefined;
     }
@@ -144,6 +149,9 @@ export class SharedStore {
     try {
       await this.#client.quit();
     } catch {
+      // Not connected: nothing to say goodbye to.
+    } finally {
+      // QUIT ends the data connection only; this also ends the Sentinel failover watch and any reconnect.
       this.#client.disconnect();
     }
   }
