@@ -86,6 +86,13 @@ const SCENARIOS: readonly ScenarioEntry[] = [
       'Eight engine simulators (24 slots, a 384k-token LRU prefix cache, 12k tokens/s prefill) under four seeded workloads: A keyless multi-turn chat resending its history, B users over 150 shared 6k-token documents, C one shared system prompt, D no reuse; at 70% and 120% of least-load\'s capacity (probed per workload), through switchyard round-robin, least-load and prefix-affinity (1 router, and 3 behind nginx round-robin), an oracle routing on the engines\' true caches, and the `cache_aware` policies of vllm-router and SGLang\'s smg (A and B at 70%; nothing sheds at 70%, switchyard and the oracle shed at 5 waiting at 120%). Reports the engines\' token-weighted prefix hit ratio, TTFT, served/shed/failed, batch balance and per-core CPU. Bars: A hit ratio ≥ 0.85 at 1 and 3 replicas with least-load ≤ 0.6; TTFT p99 ≤ 0.5× least-load on A and B, ≤ 1.1× on D; C time-averaged max/mean running ≤ 1.5.',
     run: async (argv) => (await import('../scenarios/prefix-affinity.ts')).prefixAffinity(argv),
   },
+  {
+    name: 'shared-state',
+    title: 'Shared state: replicas that agree through Redis',
+    about:
+      'Three router replicas behind nginx round-robin (and one alone) over four engines of unequal capacity (4, 8, 8 and 16 slots), at 50% and 85% of their capacity, the same runs with and without a real redis-server started by the scenario. Conversations (`x-session-id`) at 50% with a fifth engine joining halfway; at 85% without Redis, with Redis, and with Redis killed, restarted empty and paused (SIGSTOP) mid-run; keyless least-load streams at 85% through one router and three, in interleaved rounds; one API key limited to 50 req/s offering 100 req/s through three replicas, with Redis and with Redis down; what Redis costs per request. Bars: ≥ 99.5% of conversations on one engine with Redis at one and three replicas, the join included; every conversation that changed engine at 85% is a move the routers counted; three replicas\' time-averaged engine waiting (max ÷ mean) and TTFT p99 within 10% of one router (median of rounds); 50 ± 5 req/s admitted with Redis, ≤ 50 degraded; through the outage zero 5xx, resets or broken streams, 429s within 5% of the run without Redis, and every replica back up and agreeing on the fleet within the run. A feature the routers lack shows as a failed bar that says so.',
+    run: async (argv) => (await import('../scenarios/shared-state.ts')).sharedState(argv),
+  },
 ];
 
 const USAGE = `Usage: switchyard bench <scenario> [--quick | --smoke] [--quiet] [--out DIR] [--generators N] [scenario flags]

@@ -446,7 +446,7 @@ const redis = z
     connectTimeoutMs: positiveMs.default(1_000).describe('Redis TCP connect timeout (ms); reconnects back off up to 1 s apart, forever.'),
     breakerFailures: z.number().int().min(1).default(3).describe('Consecutive failed commands that open the circuit breaker: Redis is then not asked at all for breakerOpenMs.'),
     breakerOpenMs: positiveMs.default(1_000).describe('How long the open breaker waits before one trial command (ms).'),
-    publishIntervalMs: z.number().int().min(20).max(1_000).default(100).describe("How often each replica publishes its per-engine in-flight counts and reads the fleet's (ms)."),
+    publishIntervalMs: z.number().int().min(20).max(1_000).default(50).describe("How often each replica publishes its per-engine in-flight counts and reads the fleet's (ms)."),
     replicaTtlMs: z.number().int().min(200).default(2_000).describe("A replica's published counts expire this long after its last publish (ms), so a killed replica's counts vanish."),
   })
   .prefault({})
