@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
 import type { QuotaOutcome, RateStatus, TenantLimits } from '../state/quota.ts';
 import type { ApiKeySet } from './api-keys.ts';
+import { pathOf } from './request-target.ts';
 import type { Answerer } from './lifecycle.ts';
 
 /** The realm named in `WWW-Authenticate` (RFC 6750 section 3). */
@@ -155,15 +156,3 @@ function pairsToRecord(pairs: readonly string[]): Record<string, string> {
   return record;
 }
 
-/** The path of a request target without its query (absolute-form keeps only its path). */
-function pathOf(target: string): string {
-  if (!target.startsWith('/')) {
-    try {
-      return new URL(target).pathname;
-    } catch {
-      return '';
-    }
-  }
-  const q = target.indexOf('?');
-  return q === -1 ? target : target.slice(0, q);
-}

@@ -36,18 +36,6 @@ export const LOCAL_TRAFFIC_ROUTES: ReadonlyMap<string, 'GET'> = new Map([
   ['/readyz', 'GET'],
 ]);
 
-/** The path of a request target without its query; absolute-form targets keep only their path. */
-export function pathOf(target: string): string {
-  if (target.charCodeAt(0) !== 0x2f) {
-    try {
-      return new URL(target).pathname;
-    } catch {
-      return '';
-    }
-  }
-  const q = target.indexOf('?');
-  return q === -1 ? target : target.slice(0, q);
-}
 
 /** Path plus query of a request target (absolute-form reduced to origin-form), for forwarding. */
 export function originFormOf(target: string): string {

@@ -12,7 +12,8 @@ import { sendError } from '../errors/send-error.ts';
 import type { Answerer, RequestLifecycle } from '../request/lifecycle.ts';
 import type { ConnectionGuard } from './connection-guard.ts';
 import { closeAfterAnswer } from './lingering-close.ts';
-import { INFERENCE_ROUTES, originFormOf, pathOf } from './routes.ts';
+import { pathOf } from '../request/request-target.ts';
+import { INFERENCE_ROUTES, originFormOf } from './routes.ts';
 
 /** Collaborators of the traffic listener. */
 export interface TrafficListenerDeps {

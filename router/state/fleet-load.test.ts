@@ -6,6 +6,7 @@ import { FleetLoad } from './fleet-load.ts';
 import { createRedisClient } from './redis-client.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+import { until } from './test/store-fixture.ts';
 
 const QUIET = { commandDone: () => {}, commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} };
 
@@ -19,14 +20,6 @@ function replica(url: string, id: string, view: LoadView, keyPrefix: string, rep
   const settings = configSchema.parse({ redis: { url } }).redis;
   const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix, breaker: { failures: 3, openMs: 1000 } }, QUIET);
   return { fleet: new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs }), store };
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('FleetLoad against a real redis-server', () => {

@@ -6,14 +6,7 @@ import { createRedisClient } from './redis-client.ts';
 import { SessionAssignments } from './session-assignments.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { until } from './test/store-fixture.ts';
 
 interface Replica {
   readonly sessions: SessionAssignments;

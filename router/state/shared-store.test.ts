@@ -5,6 +5,7 @@ import type { BreakerState } from './breaker.ts';
 import { createRedisClient } from './redis-client.ts';
 import { LuaScript, SharedStore, type CommandFailure, type SharedStoreObserver } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+import { until } from './test/store-fixture.ts';
 
 function recorder(): SharedStoreObserver & { failures: CommandFailure[]; statuses: string[]; breaker: BreakerState[]; done: number } {
   const r = {
@@ -23,14 +24,6 @@ function recorder(): SharedStoreObserver & { failures: CommandFailure[]; statuse
 function storeFor(url: string, observer: SharedStoreObserver, extra: Record<string, unknown> = {}): SharedStore {
   const config = configSchema.parse({ redis: { url, commandTimeoutMs: 50, breakerFailures: 2, breakerOpenMs: 200, ...extra } });
   return new SharedStore(createRedisClient(config.redis, () => 'unused'), { keyPrefix: config.redis.keyPrefix, breaker: { failures: 2, openMs: 200 } }, observer);
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('SharedStore against a real redis-server', () => {

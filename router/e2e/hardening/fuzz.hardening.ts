@@ -26,7 +26,7 @@ import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
 import { SwitchyardError, type ErrorCode } from '../../errors/errors.ts';
-import { pathOf } from '../../server/routes.ts';
+import { pathOf } from '../../request/request-target.ts';
 import { FuzzingEngine, inferenceAnswerArb, metricsAnswerArb, modelsAnswerArb, type AnswerRecord } from '../fuzz/fuzzing-engine.ts';
 import { sampleLivez, type LivezReport } from '../fuzz/livez-sampler.ts';
 import { headerOf, httpExchange, rawExchange, type ParsedResponse } from '../fuzz/raw-http.ts';

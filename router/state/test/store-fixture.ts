@@ -47,7 +47,7 @@ export function storeFor(redis: Record<string, unknown>, observer: SharedStoreOb
 }
 
 /** Polls `condition` every 10 ms; throws `message` after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs: number, message = 'condition not met in time'): Promise<void> {
+export async function until(condition: () => boolean, timeoutMs = 5_000, message = 'condition not met in time'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`${message} (after ${timeoutMs} ms)`);
