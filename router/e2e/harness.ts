@@ -32,6 +32,44 @@ const silent = () =>
     }),
   );
 
+/** A router started in this process by {@link startRouter}. */
+export interface StartedRouter {
+  readonly router: Router;
+  /** `http://127.0.0.1:PORT` of the traffic port. */
+  readonly base: string;
+  /** `http://127.0.0.1:PORT` of the admin port. */
+  readonly admin: string;
+}
+
+/**
+ * Starts a router in this process on ephemeral ports with `flags` (after the
+ * test defaults, so they can override them) and waits until `knownEngines`
+ * endpoints have their models known. A router that fails to get there is
+ * closed before the error goes up.
+ */
+export async function startRouter(flags: readonly string[], knownEngines: number, routerOptions: RouterOptions = {}): Promise<StartedRouter> {
+  const loaded = loadConfig(
+    [
+      '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0',
+      // The test client, the engines and the router share this one event loop, so its lag measures
+      // the test, not the router; tests of lag shedding set their own threshold.
+      '--admission-event-loop-lag-ms', '10000',
+      ...flags,
+    ],
+    {},
+  );
+  if (loaded.kind !== 'config') throw new Error('unexpected help');
+  const router = new Router(loaded.config, { logger: silent(), ...routerOptions });
+  try {
+    const ports = await router.start();
+    await waitFor(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length >= knownEngines);
+    return { router, base: `http://127.0.0.1:${ports.traffic}`, admin: `http://127.0.0.1:${ports.admin}` };
+  } catch (err) {
+    await router.close();
+    throw err;
+  }
+}
+
 /**
  * Starts the engines, then a router over them (plus any `extraBackends`),
  * and waits until every engine's models are known. `routerOptions` can
@@ -42,37 +80,21 @@ export async function startFleet(engines: SimOptions[], flags: string[] = [], ex
   const sims = engines.map((options) => new EngineSimulator(options));
   for (const sim of sims) await sim.listen();
   const backends = [...sims.map((s) => s.url), ...extraBackends];
-  let router: Router | undefined;
-  let ports: { traffic: number; admin: number };
+  let started: StartedRouter;
   try {
-    const loaded = loadConfig(
-      [
-        '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0',
-        // The test client, the engines and the router share this one event loop, so its lag measures
-        // the test, not the router; tests of lag shedding set their own threshold.
-        '--admission-event-loop-lag-ms', '10000',
-        ...backends.flatMap((b) => ['--backend', b]),
-        ...flags,
-      ],
-      {},
-    );
-    if (loaded.kind !== 'config') throw new Error('unexpected help');
-    const started = new Router(loaded.config, { logger: silent(), ...routerOptions });
-    router = started;
-    ports = await started.start();
-    await waitFor(() => [...started.view.all()].filter((s) => s.endpoint.models !== undefined).length >= sims.length);
+    started = await startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], sims.length, routerOptions);
   } catch (err) {
     // A fleet that fails to start must not leave listening engines behind: they would hold the
     // test process open until the runner's timeout instead of letting the failure show at once.
-    await router?.close();
     await Promise.all(sims.map((s) => s.close()));
     throw err;
   }
+  const { router } = started;
   return {
     router,
     engines: sims,
-    base: `http://127.0.0.1:${ports.traffic}`,
-    admin: `http://127.0.0.1:${ports.admin}`,
+    base: started.base,
+    admin: started.admin,
     async close() {
       await router.close();
       await Promise.all(sims.map((s) => s.close()));

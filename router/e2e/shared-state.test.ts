@@ -5,34 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Writable } from 'node:stream';
-import { loadConfig } from '../config/load.ts';
-import { Router } from '../compose.ts';
-import { createLogger } from '../log.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../state/test/redis-server.ts';
-import { postJson, servedBy, waitFor } from './harness.ts';
+import { postJson, servedBy, startRouter, waitFor, type StartedRouter } from './harness.ts';
 
 const MODEL = 'shared-model';
 
-interface Replica {
-  readonly router: Router;
-  readonly base: string;
-  readonly admin: string;
-}
+type Replica = StartedRouter;
 
-async function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
-  const loaded = loadConfig(
-    ['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0', '--admission-event-loop-lag-ms', '10000', ...backends.flatMap((b) => ['--backend', b]), ...flags],
-    {},
-  );
-  if (loaded.kind !== 'config') throw new Error('unexpected help');
-  const logger = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
-  const router = new Router(loaded.config, { logger });
-  const ports = await router.start();
-  await waitFor(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length === backends.length);
-  await waitFor(() => router.view.synced);
-  return { router, base: `http://127.0.0.1:${ports.traffic}`, admin: `http://127.0.0.1:${ports.admin}` };
+function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
+  return startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
 }
 
 function chat(base: string, id: string, headers: Record<string, string> = {}) {

@@ -189,9 +189,9 @@ export class RequestLifecycle {
       res: request.res,
       path: request.target,
       headers: upstreamRequestHeaders(req.rawHeaders, { clientAddress: req.socket.remoteAddress, trustedClient: request.trusted, requestIdHeader: deps.requestIdHeader, requestId: request.requestId }),
-      // Which Authorization an engine gets depends on its source: the forwarder decides per attempt.
-      // With API keys on, the header was the client's key to this router: it goes no further.
-      clientAuthorization: deps.tenants === undefined ? req.headers.authorization : undefined,
+      // Which Authorization an engine gets depends on its source: the forwarder decides per attempt
+      // (with API keys on, forwarding the client's header is off: it was the client's key to this router).
+      clientAuthorization: req.headers.authorization,
       body: request.bytes,
       stream: facts.stream,
       requestId: request.requestId,

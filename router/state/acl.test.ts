@@ -16,18 +16,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { loadConfig } from '../config/load.ts';
-import { Router } from '../compose.ts';
-import { postJson } from '../e2e/harness.ts';
-import { createLogger } from '../log.ts';
+import { postJson, startRouter, type StartedRouter } from '../e2e/harness.ts';
 import { startRedisCluster, type RedisCluster } from './test/redis-cluster.ts';
 import { startSentinelGroup, type SentinelGroup } from './test/redis-sentinel.ts';
 import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { until } from './test/store-fixture.ts';
 
 const DOC = new URL('../../docs/shared-state.md', import.meta.url);
 const USER = 'switchyard';
@@ -218,14 +213,10 @@ for (const start of [standalone, sentinel, cluster]) {
 }
 
 /** A router replica as the tests drive it. */
-interface Replica {
-  readonly router: Router;
-  readonly base: string;
-  readonly admin: string;
-}
+type Replica = StartedRouter;
 
 /** Starts a router over `backends` with the ACL user, the API keys file and quick fleet publishes. */
-async function startReplica(topology: Topology, dir: string, backends: readonly EngineSimulator[]): Promise<Replica> {
+function startReplica(topology: Topology, dir: string, backends: readonly EngineSimulator[]): Promise<Replica> {
   const config = {
     backends: backends.map((e) => e.url),
     redis: { ...topology.redis, username: USER, passwordFile: join(dir, 'redis-password'), keyPrefix: PREFIX, publishIntervalMs: 50, replicaTtlMs: 400 },
@@ -235,12 +226,7 @@ async function startReplica(topology: Topology, dir: string, backends: readonly 
   };
   const file = join(dir, `router-${backends.length}.json`);
   writeFileSync(file, JSON.stringify(config));
-  const loaded = loadConfig(['--config', file, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0'], {});
-  if (loaded.kind !== 'config') throw new Error('unexpected help');
-  const router = new Router(loaded.config, { logger: createLogger('silent', new Writable({ write: (_c, _e, done) => done() })) });
-  const ports = await router.start();
-  await until(() => [...router.view.all()].filter((s) => s.endpoint.models !== undefined).length === backends.length, 10_000, 'engines not discovered');
-  return { router, base: `http://127.0.0.1:${ports.traffic}`, admin: `http://127.0.0.1:${ports.admin}` };
+  return startRouter(['--config', file], backends.length);
 }
 
 /** The value of an unlabelled gauge on a replica's /metrics; undefined while it has no series. */

@@ -68,8 +68,8 @@ export class FleetLoad implements FleetMembership {
   #pending = false;
   #live: readonly string[];
   #liveCount = 1;
-  /** Epoch ms of the last successful read; 0: the view holds no fleet counts. */
-  #readAt = 0;
+  /** The view holds fleet counts from the last read (false before the first and after an outage). */
+  #holding = false;
   /** Epoch ms of the last successful read, kept through an outage (start-up before the first). */
   #lastReadAt: number;
   /** The last read, per engine id: the other replicas' open requests. */
@@ -134,7 +134,7 @@ export class FleetLoad implements FleetMembership {
       const reply = await this.#store.script<unknown[]>(PUBLISH_AND_READ, [this.#replicasKey], args);
       if (reply === undefined) {
         // A missed round or two is fine; counts older than a heartbeat are not.
-        if (this.#readAt !== 0 && this.#now() - this.#readAt > this.#settings.replicaTtlMs) this.#forget();
+        if (this.#holding && this.#now() - this.#lastReadAt > this.#settings.replicaTtlMs) this.#forget();
         return;
       }
       this.#adopt(reply);
@@ -158,13 +158,14 @@ export class FleetLoad implements FleetMembership {
     this.#others = others;
     this.#live = live;
     this.#liveCount = live.length;
-    this.#readAt = this.#lastReadAt = this.#now();
+    this.#holding = true;
+    this.#lastReadAt = this.#now();
     this.#view.fleetInFlight(others);
   }
 
   #forget(): void {
-    if (this.#readAt === 0) return;
-    this.#readAt = 0;
+    if (!this.#holding) return;
+    this.#holding = false;
     this.#others = new Map();
     this.#live = [this.replicaId];
     // liveReplicaCount keeps the last count seen: degraded quotas divide by it.
