@@ -4,6 +4,18 @@
  * version.
  */
 
+/** The engine metric dialects the router reads, in the order `auto` tries them. */
+export const ENGINE_DIALECTS = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
+
+/** An engine's metric dialect: whose gauge names its `/metrics` serves. */
+export type EngineDialect = (typeof ENGINE_DIALECTS)[number];
+
+/** How an endpoint's metrics are read: `auto` detects the dialect from each scrape; `none` never scrapes (routing uses in-flight counts). */
+export type MetricsDialect = EngineDialect | 'auto' | 'none';
+
+/** Every accepted {@link MetricsDialect} value, for schemas and annotation parsing. */
+export const METRICS_DIALECTS: readonly MetricsDialect[] = [...ENGINE_DIALECTS, 'auto', 'none'];
+
 /** One inference server the router may send requests to. */
 export interface Endpoint {
   /** Stable id, unique within a set; used as the `backend` metric label. */
@@ -23,6 +35,8 @@ export interface Endpoint {
   readonly draining: boolean;
   /** Max concurrent sequences, when the source knows it (config, pod annotation). */
   readonly capacity?: number;
+  /** How its metrics are read, when the source says (pod annotation or label, per-URL config); else the router's default. */
+  readonly metricsDialect?: MetricsDialect;
   /**
    * Name of the discovery source that produced it (`static`, `default`, or a
    * `discovery.sources` key); undefined for sources embedded without a name.

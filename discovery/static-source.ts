@@ -1,4 +1,4 @@
-import { normaliseBaseUrl, type EndpointSetListener, type EndpointSource } from './endpoint.ts';
+import { normaliseBaseUrl, type EndpointSetListener, type EndpointSource, type MetricsDialect } from './endpoint.ts';
 
 /** Source name of the `backends` list: keys its allow-list and engine key. */
 export const STATIC_SOURCE_NAME = 'static';
@@ -10,15 +10,18 @@ export const STATIC_SOURCE_NAME = 'static';
 export class StaticEndpointSource implements EndpointSource {
   readonly #urls: readonly string[];
   readonly #capacity: ReadonlyMap<string, number>;
+  readonly #dialects: ReadonlyMap<string, MetricsDialect>;
   readonly #source: string | undefined;
 
   /**
-   * `capacity` maps base URLs to their known max concurrent sequences;
-   * `source` names the endpoints' source (the router passes {@link STATIC_SOURCE_NAME}).
+   * `capacity` maps base URLs to their known max concurrent sequences and
+   * `dialects` to their metric dialects; `source` names the endpoints'
+   * source (the router passes {@link STATIC_SOURCE_NAME}).
    */
-  constructor(urls: readonly string[], capacity: Readonly<Record<string, number>> = {}, source?: string) {
+  constructor(urls: readonly string[], capacity: Readonly<Record<string, number>> = {}, source?: string, dialects: Readonly<Record<string, MetricsDialect>> = {}) {
     this.#urls = [...new Set(urls.map(normaliseBaseUrl))];
-    this.#capacity = new Map(Object.entries(capacity).map(([url, n]) => [normaliseBaseUrl(url), n]));
+    this.#capacity = byBaseUrl(capacity);
+    this.#dialects = byBaseUrl(dialects);
     this.#source = source;
   }
 
@@ -27,6 +30,7 @@ export class StaticEndpointSource implements EndpointSource {
       version: 1,
       endpoints: this.#urls.map((url) => {
         const capacity = this.#capacity.get(url);
+        const metricsDialect = this.#dialects.get(url);
         return {
           id: url,
           url,
@@ -35,6 +39,7 @@ export class StaticEndpointSource implements EndpointSource {
           ready: true,
           draining: false,
           ...(capacity === undefined ? {} : { capacity }),
+          ...(metricsDialect === undefined ? {} : { metricsDialect }),
           ...(this.#source === undefined ? {} : { source: this.#source }),
         };
       }),
@@ -44,4 +49,8 @@ export class StaticEndpointSource implements EndpointSource {
   stop(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+function byBaseUrl<T>(byUrl: Readonly<Record<string, T>>): ReadonlyMap<string, T> {
+  return new Map(Object.entries(byUrl).map(([url, value]) => [normaliseBaseUrl(url), value]));
 }

@@ -296,6 +296,7 @@ export class Router {
           modelProbe: (endpoint) => this.#probe.status(endpoint.url, endpoint.source),
           discovery: () => this.#kubernetes?.debugStatus() ?? [],
           scrapeFailure: (state) => this.#scraper.failure(state),
+          scrapeDialect: (state) => this.#scraper.dialect(state),
         }),
     });
     this.#admin = new AdminPort({
@@ -454,7 +455,7 @@ function kubernetesDiscovery(config: Config, env: Readonly<Record<string, string
 /** Kubernetes sources, plus the static list when it has entries (or is all there is), merged into one. */
 function configuredSource(config: Config, kubernetes: KubernetesDiscovery | undefined, logger: Logger): EndpointSource {
   const sources: EndpointSource[] = kubernetes === undefined ? [] : [kubernetes];
-  if (config.backends.length > 0 || kubernetes === undefined) sources.push(new StaticEndpointSource(config.backends, config.load.capacity, STATIC_SOURCE_NAME));
+  if (config.backends.length > 0 || kubernetes === undefined) sources.push(new StaticEndpointSource(config.backends, config.load.capacity, STATIC_SOURCE_NAME, config.scrape.dialects));
   if (sources.length === 1) return sources[0] as EndpointSource;
   return new UnionEndpointSource(sources, (id) => logger.warn({ backend: id }, 'two discovery sources gave the same endpoint id; keeping the first'));
 }

@@ -64,6 +64,14 @@ describe('pod → endpoint', () => {
     assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/models': ' , ' } })).models, undefined);
   });
 
+  it('metric dialect from the switchyard.io/metrics-dialect annotation, else the label; an unknown value leaves the default', () => {
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/metrics-dialect': 'SGLang ' } })).metricsDialect, 'sglang');
+    assert.equal(endpointOf(pod('p', { labels: { 'switchyard.io/metrics-dialect': 'llamacpp' } })).metricsDialect, 'llamacpp');
+    assert.equal(endpointOf(pod('p', { labels: { 'switchyard.io/metrics-dialect': 'tgi' }, annotations: { 'switchyard.io/metrics-dialect': 'none' } })).metricsDialect, 'none');
+    assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/metrics-dialect': 'triton' } })).metricsDialect, undefined);
+    assert.equal(endpointOf(pod('p')).metricsDialect, undefined);
+  });
+
   it('capacity from the switchyard.io/capacity annotation; a bad value is ignored', () => {
     assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/capacity': '64' } })).capacity, 64);
     assert.equal(endpointOf(pod('p', { annotations: { 'switchyard.io/capacity': '0' } })).capacity, undefined);

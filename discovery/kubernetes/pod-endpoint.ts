@@ -8,7 +8,7 @@
  * probe can learn its models early and `/debug/endpoints` shows it; a pod
  * being deleted is listed as draining so its in-flight requests finish.
  */
-import type { Endpoint } from '../endpoint.ts';
+import { METRICS_DIALECTS, type Endpoint, type MetricsDialect } from '../endpoint.ts';
 import type { ObjectMeta } from './list-watcher.ts';
 
 /** Pod annotations and labels switchyard reads. */
@@ -21,6 +21,8 @@ export const POD_KEYS = {
   portAnnotation: 'switchyard.io/port',
   /** Annotation: max concurrent sequences (vLLM --max-num-seqs), for load ranking. */
   capacityAnnotation: 'switchyard.io/capacity',
+  /** Annotation or label: the engine's metric dialect (vllm, sglang, llamacpp, tgi, auto, none). */
+  metricsDialect: 'switchyard.io/metrics-dialect',
 } as const;
 
 /** The parts of a Pod this module reads. */
@@ -63,6 +65,7 @@ export function podEndpoint(id: string, pod: PodObject, settings: PodPortSetting
   const ready = phase === 'Running' && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
   const capacity = positiveInt(annotations[POD_KEYS.capacityAnnotation]);
+  const metricsDialect = dialectOf(annotations[POD_KEYS.metricsDialect] ?? pod.metadata?.labels?.[POD_KEYS.metricsDialect]);
   const endpoint: Endpoint = {
     id,
     url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`,
@@ -71,6 +74,7 @@ export function podEndpoint(id: string, pod: PodObject, settings: PodPortSetting
     ready: ready && !deleting,
     draining: deleting,
     ...(capacity === undefined ? {} : { capacity }),
+    ...(metricsDialect === undefined ? {} : { metricsDialect }),
   };
   return { endpoint };
 }
@@ -102,4 +106,9 @@ function positiveInt(raw: string | undefined): number | undefined {
   if (raw === undefined || !/^\d{1,9}$/.test(raw.trim())) return undefined;
   const value = Number(raw.trim());
   return value > 0 ? value : undefined;
+}
+
+/** A known dialect name, else undefined (an unknown value leaves the router's default in force). */
+function dialectOf(value: string | undefined): MetricsDialect | undefined {
+  return METRICS_DIALECTS.find((dialect) => dialect === value?.trim().toLowerCase());
 }

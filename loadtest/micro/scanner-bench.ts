@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { scanVllmMetrics, type ScanResult } from '../../router/load/exposition-scanner.ts';
+import { scanEngineMetrics, type ScanResult } from '../../router/load/exposition-scanner.ts';
 import { REALISTIC_EXPECTED, REALISTIC_MODEL, realisticVllmExposition } from './fixtures.ts';
 
 const ITERATIONS = 2000;
@@ -44,7 +44,7 @@ function naiveScan(text: string): ScanResult {
     else if (name === 'num_requests_running') g.running += v;
     else g.kvCacheUsage = Math.max(g.kvCacheUsage ?? 0, v);
   }
-  return { ok: true, models };
+  return { ok: true, dialect: 'vllm', models };
 }
 
 function check(result: ScanResult): void {
@@ -71,7 +71,7 @@ function measure(name: string, scan: (text: string) => ScanResult, text: string)
 
 const { values } = parseArgs({ options: { json: { type: 'string' } } });
 const text = realisticVllmExposition(200_000);
-const rows = [measure('scanVllmMetrics', scanVllmMetrics, text), measure('baseline: split + regex', naiveScan, text)];
+const rows = [measure('scanEngineMetrics', scanEngineMetrics, text), measure('baseline: split + regex', naiveScan, text)];
 console.log(`${ITERATIONS} scans each after ${WARMUP} warm-up, node ${process.version}`);
 console.table(rows.map((r) => ({ name: r.name, bytes: r.bytes, 'p50 µs': r.p50Us, 'p99 µs': r.p99Us, 'mean µs': r.meanUs, 'MB/s': r.mbPerS })));
 if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify({ iterations: ITERATIONS, node: process.version, rows }, null, 2)}\n`);

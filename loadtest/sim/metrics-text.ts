@@ -1,6 +1,10 @@
 /**
- * The simulator's `/metrics` body in vLLM's Prometheus exposition format:
- * `vllm:` metric names with `engine` and `model_name` labels.
+ * The simulator's `/metrics` body: by default vLLM's Prometheus exposition
+ * (`vllm:` metric names with `engine` and `model_name` labels); on request
+ * the load gauges of another engine's dialect (SGLang, llama.cpp server,
+ * TGI), shaped as those engines serve them, so the router's dialect reading
+ * runs end to end. The fixtures in router/load/fixtures/engine-metrics/, not
+ * this file, are the record of what each engine's release really serves.
  */
 
 /** vLLM's TTFT histogram bucket edges (seconds). */
@@ -39,9 +43,68 @@ function num(value: number): string {
   return Number.isInteger(value) ? `${value}.0` : String(value);
 }
 
-/** Renders the exposition text. */
+/** Which engine's metric names the simulator serves; `none` answers `/metrics` with 404, as an engine without metrics does. */
+export type SimMetricsDialect = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'none';
+
+/** Every {@link SimMetricsDialect}, for flag parsing. */
+export const SIM_METRICS_DIALECTS: readonly SimMetricsDialect[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'none'];
+
+/** Renders the exposition text in `dialect` (not `none`). */
+export function renderDialect(dialect: Exclude<SimMetricsDialect, 'none'>, g: EngineGauges): string {
+  switch (dialect) {
+    case 'vllm':
+      return renderMetrics(g);
+    case 'sglang':
+      return renderSglang(g);
+    case 'llamacpp':
+      return renderLlamaCpp(g);
+    case 'tgi':
+      return renderTgi(g);
+  }
+}
+
+function gauge(name: string, help: string, series: string, value: number): string[] {
+  return [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name}${series} ${num(value)}`];
+}
+
+/** SGLang's scheduler gauges: `model_name` (and rank) labels, token usage as a 0-1 ratio. */
+function renderSglang(g: EngineGauges): string {
+  const labels = `{engine_type="unified",model_name="${escapeLabel(g.model)}",pp_rank="0",tp_rank="0"}`;
+  return [
+    ...gauge('sglang:num_running_reqs', 'The number of running requests.', labels, g.running),
+    ...gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', labels, g.waiting),
+    ...gauge('sglang:token_usage', 'The token usage.', labels, g.kvCacheUsage),
+    ...gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.', labels, g.prefixCacheQueries === 0 ? 0 : g.prefixCacheHits / g.prefixCacheQueries),
+    '',
+  ].join('\n');
+}
+
+/** llama.cpp server's hand-written exposition: no labels; a request waiting for a free slot is deferred. */
+function renderLlamaCpp(g: EngineGauges): string {
+  return [
+    ...gauge('llamacpp:kv_cache_usage_ratio', 'KV-cache usage. 1 means 100 percent usage.', '', g.kvCacheUsage),
+    ...gauge('llamacpp:requests_processing', 'Number of requests processing.', '', g.running),
+    ...gauge('llamacpp:requests_deferred', 'Number of requests deferred.', '', g.waiting),
+    '',
+  ].join('\n');
+}
+
+/** TGI's router gauges: no labels, no KV-cache gauge. */
+function renderTgi(g: EngineGauges): string {
+  return [
+    ...gauge('tgi_queue_size', 'Current queue size', '', g.waiting),
+    ...gauge('tgi_batch_current_size', 'Current batch size', '', g.running),
+    '',
+  ].join('\n');
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+}
+
+/** Renders the exposition text in vLLM's dialect. */
 export function renderMetrics(g: EngineGauges): string {
-  const labels = `engine="0",model_name="${g.model.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const labels = `engine="0",model_name="${escapeLabel(g.model)}"`;
   const lines = [
     '# HELP vllm:num_requests_running Number of requests in model execution batches.',
     '# TYPE vllm:num_requests_running gauge',

@@ -25,7 +25,7 @@ import { chatCompletion, chatEvents, completionEvents, generatedText, textComple
 import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
-import { renderMetrics, TtftHistogram } from './metrics-text.ts';
+import { renderDialect, TtftHistogram, type SimMetricsDialect } from './metrics-text.ts';
 import { listenOn, readAll } from './node-http.ts';
 import { PrefixCache, promptBlocks } from './prefix-cache.ts';
 import { ResponseWriter } from './response-writer.ts';
@@ -64,6 +64,8 @@ export interface SimOptions {
   readonly clock?: () => number;
   /** Responses API responses kept for `previous_response_id` (≥ 1); the oldest stored is dropped first. */
   readonly storedResponses?: number;
+  /** Whose metric names `/metrics` serves (`vllm` by default); `none` answers it 404. */
+  readonly metricsDialect?: SimMetricsDialect;
 }
 
 /** The Responses API route. */
@@ -75,6 +77,7 @@ const RECORD_LIMIT = 20_000;
 export class EngineSimulator {
   readonly model: string;
   readonly knobs: SimKnobs;
+  readonly metricsDialect: SimMetricsDialect;
   readonly scheduler = new SeqScheduler();
   /** Inference requests received per `x-session-id`, to tell which engine served which conversation. */
   readonly sessions = new Map<string, number>();
@@ -96,6 +99,7 @@ export class EngineSimulator {
   constructor(options: SimOptions) {
     this.model = options.model;
     this.knobs = { ...DEFAULT_KNOBS, ...options.knobs };
+    this.metricsDialect = options.metricsDialect ?? 'vllm';
     this.#random = seededRng(options.seed ?? 1);
     this.responses = new ResponseStore(options.storedResponses ?? DEFAULT_STORED_RESPONSES);
     const clock = options.clock ?? (() => performance.now());
@@ -241,13 +245,14 @@ export class EngineSimulator {
         });
       case '/metrics':
         if (this.knobs.metricsHang) return;
+        if (this.metricsDialect === 'none') return sendJson(res, 404, vllmError('Not Found', 'NotFoundError', 404));
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
         if (this.knobs.metricsGarbage) {
           res.end('<html><body>502 Bad Gateway</body></html>\n\x00\xff vllm:num_requests_waiting{ 1');
           return;
         }
         res.end(
-          renderMetrics({
+          renderDialect(this.metricsDialect, {
             model: this.model,
             running: this.scheduler.running,
             waiting: this.scheduler.waiting,

@@ -4,22 +4,28 @@
  * router/), so it is imported on demand, only when this command runs.
  */
 
-const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [knobs]
+const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [knobs]
 
-Runs the engine simulator (an OpenAI/vLLM look-alike). Knobs (times in ms):
+Runs the engine simulator (an OpenAI/vLLM look-alike). --metrics-dialect picks whose metric names
+/metrics serves (default vllm; none answers it 404). Knobs (times in ms):
 ${knobs}
 Each knob can also be set per request with an x-sim-<knob> header.
 `;
 
 /** `switchyard sim`: runs until SIGTERM/SIGINT. */
 export async function sim(argv: readonly string[]): Promise<number> {
-  const [{ EngineSimulator }, { knobsFromFlags, knobsHelp }] = await Promise.all([import('../../loadtest/sim/server.ts'), import('../../loadtest/sim/knobs.ts')]);
+  const [{ EngineSimulator }, { knobsFromFlags, knobsHelp }, { SIM_METRICS_DIALECTS }] = await Promise.all([
+    import('../../loadtest/sim/server.ts'),
+    import('../../loadtest/sim/knobs.ts'),
+    import('../../loadtest/sim/metrics-text.ts'),
+  ]);
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(usage(knobsHelp()));
     return 0;
   }
   let listen = '127.0.0.1:8000';
   let model = 'sim-model';
+  let metricsDialect: (typeof SIM_METRICS_DIALECTS)[number] = 'vllm';
   let parsed;
   try {
     parsed = knobsFromFlags(argv);
@@ -30,6 +36,11 @@ export async function sim(argv: readonly string[]): Promise<number> {
       if (value === undefined) throw new Error(`${flag} needs a value`);
       if (flag === '--listen') listen = value;
       else if (flag === '--model') model = value;
+      else if (flag === '--metrics-dialect') {
+        const dialect = SIM_METRICS_DIALECTS.find((d) => d === value);
+        if (dialect === undefined) throw new Error(`--metrics-dialect: expected one of ${SIM_METRICS_DIALECTS.join(', ')}`);
+        metricsDialect = dialect;
+      }
       else throw new Error(`unknown flag ${flag} (see --help)`);
     }
   } catch (err) {
@@ -37,9 +48,9 @@ export async function sim(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const colon = listen.lastIndexOf(':');
-  const engine = new EngineSimulator({ model, knobs: parsed.knobs });
+  const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect });
   const port = await engine.listen(listen.slice(0, colon), Number(listen.slice(colon + 1)));
-  console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, knobs: engine.knobs }));
+  console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, metricsDialect, knobs: engine.knobs }));
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());
     process.once('SIGINT', () => resolve());

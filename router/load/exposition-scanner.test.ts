@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { REALISTIC_EXPECTED, REALISTIC_MODEL, realisticVllmExposition } from '../../loadtest/micro/fixtures.ts';
-import { scanVllmMetrics, type ModelGauges, type ScanResult } from './exposition-scanner.ts';
+import { scanEngineMetrics, type ModelGauges, type ScanResult } from './exposition-scanner.ts';
+import { DIALECT_SERIES } from './metric-dialects.ts';
 
 const M = 'meta-llama/Llama-3.1-8B-Instruct';
 const l = (engine: string, model = M): string => `{engine="${engine}",model_name="${model}"}`;
@@ -14,7 +15,7 @@ const FAMILIES = [
   `# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc${l('0')} 0.25\nvllm:kv_cache_usage_perc${l('1')} 0.5\n`,
   `# TYPE vllm:request_success counter\nvllm:request_success_total{engine="0",finished_reason="stop",model_name="${M}"} 10.0\nvllm:request_success_created{engine="0",finished_reason="stop",model_name="${M}"} 1.7644952366218293e+09\n`,
 ] as const;
-const WANTED_NAMES = ['vllm:num_requests_waiting', 'vllm:num_requests_running', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'];
+const WANTED_NAMES = Object.values(DIALECT_SERIES).flatMap((kinds) => Object.values(kinds).flat());
 const BODY = FAMILIES.join('');
 const EXPECTED: ModelGauges = { waiting: 3, running: 8, kvCacheUsage: 0.5 };
 
@@ -24,18 +25,18 @@ function models(result: ScanResult): Map<string, ModelGauges> {
 }
 
 function gauges(text: string, model = M): ModelGauges | undefined {
-  return models(scanVllmMetrics(text)).get(model);
+  return models(scanEngineMetrics(text)).get(model);
 }
 
 function assertError(text: string, includes?: string): void {
-  const result = scanVllmMetrics(text);
+  const result = scanEngineMetrics(text);
   assert.equal(result.ok, false, `expected an error for ${JSON.stringify(text.slice(0, 200))}`);
   if (includes !== undefined && !result.ok) assert.match(result.error, new RegExp(includes));
 }
 
-describe('scanVllmMetrics', () => {
+describe('scanEngineMetrics', () => {
   it('sums waiting and running over engines and takes the max KV-cache usage', () => {
-    assert.deepEqual(models(scanVllmMetrics(BODY)), new Map([[M, EXPECTED]]));
+    assert.deepEqual(models(scanEngineMetrics(BODY)), new Map([[M, EXPECTED]]));
   });
 
   it('skips HELP, TYPE, other comments and blank lines', () => {
@@ -90,7 +91,7 @@ describe('scanVllmMetrics', () => {
       `vllm:num_requests_waiting\t8`,
       `  vllm:num_requests_running{engine="0",model_name="${M}"}\t16`,
     ].join('\n');
-    const result = models(scanVllmMetrics(`${body}\n`));
+    const result = models(scanEngineMetrics(`${body}\n`));
     assert.deepEqual(result.get(M), { waiting: 3, running: 16, kvCacheUsage: undefined });
     assert.deepEqual(result.get(''), { waiting: 12, running: 0, kvCacheUsage: undefined });
   });
@@ -109,7 +110,7 @@ describe('scanVllmMetrics', () => {
   it('separates models by model_name, and series without it go under the empty name', () => {
     const body = `${BODY}vllm:num_requests_waiting${l('0', 'other')} 9\nvllm:num_requests_running{engine="0"} 6\n`;
     assert.deepEqual(
-      models(scanVllmMetrics(body)),
+      models(scanEngineMetrics(body)),
       new Map([
         [M, EXPECTED],
         ['other', { waiting: 9, running: 0, kvCacheUsage: undefined }],
@@ -120,7 +121,7 @@ describe('scanVllmMetrics', () => {
 
   it('falls back to vllm:gpu_cache_usage_perc per model only where the new name is absent', () => {
     const body = `vllm:num_requests_running${l('0', 'a')} 1\nvllm:num_requests_running${l('0', 'b')} 1\nvllm:gpu_cache_usage_perc${l('0', 'a')} 0.9\nvllm:gpu_cache_usage_perc${l('1', 'a')} 0.7\nvllm:kv_cache_usage_perc${l('0', 'a')} 0.2\nvllm:gpu_cache_usage_perc${l('0', 'b')} 0.4\nvllm:gpu_cache_usage_perc${l('1', 'b')} 0.6\n`;
-    const result = models(scanVllmMetrics(body));
+    const result = models(scanEngineMetrics(body));
     assert.equal(result.get('a')?.kvCacheUsage, 0.2);
     assert.equal(result.get('b')?.kvCacheUsage, 0.6);
   });
@@ -167,12 +168,12 @@ describe('scanVllmMetrics', () => {
       const cut = body.slice(0, k);
       const complete = cut.slice(0, cut.lastIndexOf('\n') + 1);
       const partial = cut.slice(complete.length).trimStart();
-      const result = scanVllmMetrics(cut);
+      const result = scanEngineMetrics(cut);
       if (partial !== '' && WANTED_NAMES.some((n) => partial.startsWith(n) || n.startsWith(partial))) {
         assert.equal(result.ok, false, `cut at ${k}: ${JSON.stringify(partial)}`);
         if (WANTED_NAMES.some((n) => partial.startsWith(n))) wantedLines.add(complete.length);
       } else if (complete.includes('vllm:num_requests_running{')) {
-        assert.deepEqual(result, scanVllmMetrics(complete), `cut at ${k}`);
+        assert.deepEqual(result, scanEngineMetrics(complete), `cut at ${k}`);
       } else assert.equal(result.ok, false, `cut at ${k} before any load series`);
     }
     assert.equal(wantedLines.size, 6);
@@ -182,7 +183,7 @@ describe('scanVllmMetrics', () => {
     const text = realisticVllmExposition();
     assert.ok(text.length >= 200_000 && text.length < 210_000, `fixture is ${text.length} bytes`);
     assert.ok(text.indexOf('vllm:num_requests_') > text.length / 4, 'wanted gauges are not at the top');
-    assert.deepEqual(models(scanVllmMetrics(text)), new Map([[REALISTIC_MODEL, { ...REALISTIC_EXPECTED }]]));
+    assert.deepEqual(models(scanEngineMetrics(text)), new Map([[REALISTIC_MODEL, { ...REALISTIC_EXPECTED }]]));
   });
 
   it('never throws, whatever the input', () => {
@@ -190,12 +191,12 @@ describe('scanVllmMetrics', () => {
     const soup = fc.array(fc.oneof(token, fc.string({ maxLength: 3 })), { maxLength: 40 }).map((parts) => parts.join(''));
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: 'binary' }), soup), (text) => {
-        const result = scanVllmMetrics(text);
+        const result = scanEngineMetrics(text);
         assert.equal(typeof result.ok, 'boolean');
       }),
       { numRuns: 2000 },
     );
-    assert.equal(scanVllmMetrics(undefined as unknown as string).ok, false);
+    assert.equal(scanEngineMetrics(undefined as unknown as string).ok, false);
   });
 
   it('gives the same result when unknown series, comments and blank lines are added between lines', () => {
@@ -214,14 +215,65 @@ describe('scanVllmMetrics', () => {
         .filter((text) => !WANTED_NAMES.some((n) => text.startsWith(n) && /^([{ \t]|$)/.test(text.slice(n.length)))),
     );
     const lines = BODY.split('\n').slice(0, -1);
-    const expected = scanVllmMetrics(BODY);
+    const expected = scanEngineMetrics(BODY);
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.nat(lines.length), line), { maxLength: 20 }), (inserts) => {
         const out = [...lines];
         for (const [at, extra] of inserts) out.splice(Math.min(at, out.length), 0, extra);
-        assert.deepEqual(scanVllmMetrics(`${out.join('\n')}\n`), expected);
+        assert.deepEqual(scanEngineMetrics(`${out.join('\n')}\n`), expected);
       }),
       { numRuns: 1000 },
     );
   });
 });
+
+describe('scanEngineMetrics: dialects', () => {
+  const SGLANG = `# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="${M}",tp_rank="0"} 7.0\n# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="${M}",tp_rank="0"} 2.0\nsglang:token_usage{model_name="${M}",tp_rank="0"} 0.4\nsglang:cache_hit_rate{model_name="${M}",tp_rank="0"} 0.9\n`;
+  const LLAMACPP = '# TYPE llamacpp:kv_cache_usage_ratio gauge\nllamacpp:kv_cache_usage_ratio 0.125\nllamacpp:requests_processing 4\nllamacpp:requests_deferred 3\nllamacpp:n_busy_slots_per_decode 1\n';
+  const TGI = '# TYPE tgi_queue_size gauge\ntgi_queue_size 5\ntgi_batch_current_size 11\ntgi_batch_current_max_tokens 4096\ntgi_queue_size_created 1.7e9\n';
+
+  it('detects each dialect from the body and reads its gauges', () => {
+    const cases: [string, string, string, ModelGauges][] = [
+      [BODY, 'vllm', M, EXPECTED],
+      [SGLANG, 'sglang', M, { waiting: 2, running: 7, kvCacheUsage: 0.4 }],
+      [LLAMACPP, 'llamacpp', '', { waiting: 3, running: 4, kvCacheUsage: 0.125 }],
+      [TGI, 'tgi', '', { waiting: 5, running: 11, kvCacheUsage: undefined }],
+    ];
+    for (const [body, dialect, model, expected] of cases) {
+      const result = scanEngineMetrics(body);
+      assert.ok(result.ok, dialect);
+      assert.equal(result.dialect, dialect);
+      assert.deepEqual(result.models, new Map([[model, expected]]), dialect);
+    }
+  });
+
+  it('a named dialect reads only its own names, and names them when they are missing', () => {
+    const mixed = SGLANG + BODY;
+    const sglang = scanEngineMetrics(mixed, 'sglang');
+    assert.ok(sglang.ok);
+    assert.deepEqual(sglang.models.get(M), { waiting: 2, running: 7, kvCacheUsage: 0.4 });
+    const tgi = scanEngineMetrics(BODY, 'tgi');
+    assert.equal(tgi.ok, false);
+    if (!tgi.ok) assert.match(tgi.error, /no tgi_queue_size or tgi_batch_current_size series/);
+  });
+
+  it('auto prefers vLLM, then SGLang, llama.cpp and TGI, when a body carries several', () => {
+    const both = scanEngineMetrics(TGI + SGLANG + LLAMACPP);
+    assert.ok(both.ok);
+    assert.equal(both.dialect, 'sglang');
+    const withVllm = scanEngineMetrics(TGI + BODY);
+    assert.ok(withVllm.ok);
+    assert.equal(withVllm.dialect, 'vllm');
+  });
+
+  it('a body of no known engine is an error that lists what it looked for', () => {
+    const result = scanEngineMetrics('# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.5\n');
+    assert.equal(result.ok, false);
+    if (!result.ok) for (const name of ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'llamacpp:requests_deferred', 'tgi_queue_size']) assert.ok(result.error.includes(name), name);
+  });
+
+  it('reports a truncated last line of any dialect', () => {
+    for (const cut of ['sglang:num_queue_re', 'llamacpp:requests_processing 4', 'tgi_batch_cur']) assertError(`${TGI}${cut}`, 'truncated');
+  });
+});
+

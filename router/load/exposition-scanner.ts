@@ -1,55 +1,95 @@
 /**
- * A scanner for the Prometheus text exposition (format 0.0.4) that vLLM's
- * `/metrics` returns, extracting only the engine load gauges per model.
+ * A scanner for the Prometheus text exposition (format 0.0.4) that engines'
+ * `/metrics` return, extracting only the load gauges per model, in any of the
+ * engine dialects switchyard reads (metric-dialects.ts).
  *
  * A real vLLM body is 100-300 KB, almost all histogram buckets we never read,
  * and it is scraped from every pod every few hundred milliseconds. So the scan
  * walks the string with indexOf/charCodeAt, rejects a line by its first
- * characters without allocating, and parses labels only on the handful of
+ * character without allocating, and parses labels only on the handful of
  * lines that carry a wanted gauge. No regex, no split, no per-line substrings.
  */
+import { DIALECTS, DIALECT_SERIES, KIND, type EngineDialect, type SeriesKind } from './metric-dialects.ts';
 
-/** Engine gauges for one model, aggregated over data-parallel engines. */
+/** Engine gauges for one model, aggregated over the engine's data-parallel engines or ranks. */
 export interface ModelGauges {
-  /** Sum over the `engine` label of vllm:num_requests_waiting. */
+  /** Sum over series of the dialect's waiting gauge (vllm:num_requests_waiting, sglang:num_queue_reqs, ...). */
   waiting: number;
-  /** Sum over `engine` of vllm:num_requests_running. */
+  /** Sum over series of the dialect's running gauge. */
   running: number;
-  /** Max over `engine` of vllm:kv_cache_usage_perc (or the old name vllm:gpu_cache_usage_perc when the new one is absent), 0-1; undefined when neither is present. */
+  /** Max over series of the dialect's KV-cache usage (its older name only when the newer is absent), 0-1; undefined when the engine exports none. */
   kvCacheUsage: number | undefined;
 }
 
-/** Result: gauges by `model_name` label value (series without model_name go under ''), or an error string when the body is not a usable exposition. */
-export type ScanResult = { ok: true; models: Map<string, ModelGauges> } | { ok: false; error: string };
+/**
+ * Result: the dialect read and the gauges by model label value (series
+ * without one go under ''), or an error string when the body is not a usable
+ * exposition of the dialect asked for.
+ */
+export type ScanResult = { ok: true; dialect: EngineDialect; models: Map<string, ModelGauges> } | { ok: false; error: string };
 
 // Character codes, so the hot loop compares numbers and never makes a substring.
-const TAB = 9, CR = 13, SPACE = 32, QUOTE = 34, COMMA = 44, EQUALS = 61, BACKSLASH = 92, LBRACE = 123, RBRACE = 125, LOWER_V = 118;
+const TAB = 9, CR = 13, SPACE = 32, QUOTE = 34, COMMA = 44, EQUALS = 61, BACKSLASH = 92, LBRACE = 123, RBRACE = 125;
 
-// Wanted series kinds, indexes into NAMES.
-const NONE = -1, WAITING = 0, RUNNING = 1, KV = 2, GPU_KV = 3;
-type Kind = typeof WAITING | typeof RUNNING | typeof KV | typeof GPU_KV;
-const NAMES = ['vllm:num_requests_waiting', 'vllm:num_requests_running', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'] as const;
+/** One wanted series name with what it means. */
+interface Wanted {
+  readonly name: string;
+  readonly dialect: number;
+  readonly kind: SeriesKind;
+}
 
-/** Per model while scanning; the two KV names stay apart until the end decides which one counts. */
+const WANTED: readonly Wanted[] = DIALECTS.flatMap((dialect, index) =>
+  Object.entries(DIALECT_SERIES[dialect]).flatMap(([kind, names]) => names.map((name) => ({ name, dialect: index, kind: kind as SeriesKind }))),
+);
+
+/**
+ * Wanted names grouped by first character, then by the character where the
+ * group's names first differ (`vllm:` + n/k/g): a bucket line of a family we
+ * do not read is rejected by two typed-array reads, without a string compare.
+ */
+interface FirstCharGroup {
+  /** Index of the character that tells the group's names apart (their common prefix's length). */
+  readonly at: number;
+  /** Candidates by the character code at `at`. */
+  readonly byChar: ReadonlyMap<number, readonly Wanted[]>;
+}
+
+const GROUPS: FirstCharGroup[] = [];
+/** Per character code below 128: 1 + index into GROUPS, 0 when no wanted name starts with it. */
+const GROUP_OF_CHAR = new Uint8Array(128);
+for (const first of new Set(WANTED.map((w) => w.name.charCodeAt(0)))) {
+  const names = WANTED.filter((w) => w.name.charCodeAt(0) === first);
+  let at = 0;
+  while (names.every((w) => at < w.name.length - 1 && w.name[at] === names[0]!.name[at])) at++;
+  const byChar = new Map<number, Wanted[]>();
+  for (const w of names) byChar.set(w.name.charCodeAt(at), [...(byChar.get(w.name.charCodeAt(at)) ?? []), w]);
+  GROUPS.push({ at, byChar });
+  GROUP_OF_CHAR[first] = GROUPS.length;
+}
+
+/** Per dialect and model while scanning; the two KV names stay apart until the end decides which one counts. */
 interface Accumulator {
   waiting: number;
   running: number;
   kv: number | undefined;
-  gpuKv: number | undefined;
+  kvOld: number | undefined;
 }
 
 /**
- * Scans a vLLM `/metrics` body. Never throws. Gauges with a NaN or infinite
+ * Scans an engine's `/metrics` body. Never throws. `dialect` `auto` reads
+ * the first of {@link DIALECTS} whose waiting or running gauge has a value;
+ * a named dialect reads only its own names. Gauges with a NaN or infinite
  * value count as absent; negative values clamp to 0 and KV-cache usage to
  * 0-1. Following the format, every line must end with `\n`: an unterminated
  * last line that is, or could be the start of, a wanted series is reported as
  * truncated rather than silently under-counted.
  * @param text the whole response body, already decoded as UTF-8.
  */
-export function scanVllmMetrics(text: string): ScanResult {
+export function scanEngineMetrics(text: string, dialect: EngineDialect | 'auto' = 'auto'): ScanResult {
   if (typeof text !== 'string') return { ok: false, error: 'body is not a string' };
-  const models = new Map<string, Accumulator>();
-  let loadSeries = 0; // usable waiting/running values seen
+  const only = dialect === 'auto' ? -1 : DIALECTS.indexOf(dialect);
+  const byDialect: (Map<string, Accumulator> | undefined)[] = [];
+  const loadSeries: number[] = DIALECTS.map(() => 0); // usable waiting/running values seen, per dialect
   const len = text.length;
   let pos = 0;
   let lineNo = 0;
@@ -61,77 +101,82 @@ export function scanVllmMetrics(text: string): ScanResult {
     if (!terminated) end = len;
     pos = end + 1;
     // The hot path: comments, buckets and other families stop at this check.
-    const c = text.charCodeAt(start);
-    if (c !== LOWER_V) {
-      if (!isBlank(c)) continue;
+    let c = text.charCodeAt(start);
+    if (isBlank(c)) {
       start = skipBlanks(text, start, end);
-      if (text.charCodeAt(start) !== LOWER_V) continue;
+      c = text.charCodeAt(start);
     }
-    const kind = wantedKind(text, start, end);
+    const group = c < 128 ? GROUP_OF_CHAR[c]! : 0;
+    if (group === 0) continue;
+    const { at, byChar } = GROUPS[group - 1]!;
+    const candidates = byChar.get(text.charCodeAt(start + at));
+    const wanted = candidates === undefined ? undefined : wantedSeries(candidates, text, start, end);
     if (!terminated) {
-      if (kind !== NONE || couldBeWanted(text.slice(start))) return malformed(lineNo, 'truncated final line (no trailing newline)');
+      if (wanted !== undefined || couldBeWanted(text.slice(start))) return malformed(lineNo, 'truncated final line (no trailing newline)');
       break;
     }
-    if (kind === NONE) continue;
+    if (wanted === undefined || (only !== -1 && wanted.dialect !== only)) continue;
     if (text.charCodeAt(end - 1) === CR) end--;
-    const parsed = parseSeries(text, start + NAMES[kind].length, end);
-    if (typeof parsed === 'string') return malformed(lineNo, `${NAMES[kind]}: ${parsed}`);
+    const parsed = parseSeries(text, start + wanted.name.length, end);
+    if (typeof parsed === 'string') return malformed(lineNo, `${wanted.name}: ${parsed}`);
     // NaN/Inf means the engine had no sample: absent, so it cannot poison a sum.
     if (!Number.isFinite(parsed.value)) continue;
     const value = parsed.value > 0 ? parsed.value : 0;
+    const models = (byDialect[wanted.dialect] ??= new Map<string, Accumulator>());
     let acc = models.get(parsed.model);
     if (acc === undefined) {
-      acc = { waiting: 0, running: 0, kv: undefined, gpuKv: undefined };
+      acc = { waiting: 0, running: 0, kv: undefined, kvOld: undefined };
       models.set(detach(parsed.model), acc);
     }
-    if (kind === WAITING) {
-      acc.waiting += value;
-      loadSeries++;
-    } else if (kind === RUNNING) {
-      acc.running += value;
-      loadSeries++;
-    } else if (kind === KV) acc.kv = Math.max(acc.kv ?? 0, Math.min(value, 1));
-    else acc.gpuKv = Math.max(acc.gpuKv ?? 0, Math.min(value, 1));
+    switch (wanted.kind) {
+      case KIND.waiting:
+        acc.waiting += value;
+        loadSeries[wanted.dialect]!++;
+        break;
+      case KIND.running:
+        acc.running += value;
+        loadSeries[wanted.dialect]!++;
+        break;
+      case KIND.kv:
+        acc.kv = Math.max(acc.kv ?? 0, Math.min(value, 1));
+        break;
+      case KIND.kvOld:
+        acc.kvOld = Math.max(acc.kvOld ?? 0, Math.min(value, 1));
+        break;
+    }
   }
-  if (loadSeries === 0) return { ok: false, error: 'no vllm:num_requests_waiting or vllm:num_requests_running series with a value' };
+  const chosen = only !== -1 ? only : loadSeries.findIndex((n) => n > 0);
+  if (chosen === -1 || loadSeries[chosen] === 0) return { ok: false, error: `no ${loadNames(only)} series with a value` };
   const out = new Map<string, ModelGauges>();
-  for (const [model, a] of models) out.set(model, { waiting: a.waiting, running: a.running, kvCacheUsage: a.kv ?? a.gpuKv });
-  return { ok: true, models: out };
+  for (const [model, a] of byDialect[chosen] ?? []) out.set(model, { waiting: a.waiting, running: a.running, kvCacheUsage: a.kv ?? a.kvOld });
+  return { ok: true, dialect: DIALECTS[chosen]!, models: out };
+}
+
+/** The load gauges' names for an error message: of one dialect, or of all. */
+function loadNames(only: number): string {
+  const dialects = only === -1 ? DIALECTS : [DIALECTS[only]!];
+  return dialects.flatMap((d) => [...DIALECT_SERIES[d].waiting, ...DIALECT_SERIES[d].running]).join(' or ');
 }
 
 function malformed(lineNo: number, reason: string): ScanResult {
   return { ok: false, error: `line ${lineNo}: malformed ${reason}` };
 }
 
-/** Which wanted series the line at `i` carries: the exact name, then `{`, a blank or the line end. */
-function wantedKind(text: string, i: number, end: number): Kind | typeof NONE {
-  let kind: Kind;
-  // The character after `vllm:` picks the only candidate; buckets and counters stop here.
-  switch (text.charCodeAt(i + 5)) {
-    case 110: // n
-      kind = text.charCodeAt(i + 18) === 119 ? WAITING : RUNNING; // 'w' of num_requests_waiting
-      break;
-    case 107: // k
-      kind = KV;
-      break;
-    case 103: // g
-      kind = GPU_KV;
-      break;
-    default:
-      return NONE;
+/** The wanted series the line at `i` carries: an exact name, then `{`, a blank or the line end. */
+function wantedSeries(candidates: readonly Wanted[], text: string, i: number, end: number): Wanted | undefined {
+  for (const wanted of candidates) {
+    if (!text.startsWith(wanted.name, i)) continue;
+    const after = i + wanted.name.length;
+    if (after >= end) return wanted; // bare name: a wanted series missing its value
+    const c = text.charCodeAt(after);
+    if (c === LBRACE || c === SPACE || c === TAB || c === CR) return wanted;
   }
-  const name = NAMES[kind];
-  if (!text.startsWith(name, i)) return NONE;
-  const after = i + name.length;
-  if (after >= end) return kind; // bare name: a wanted series missing its value
-  const c = text.charCodeAt(after);
-  return c === LBRACE || c === SPACE || c === TAB || c === CR ? kind : NONE;
+  return undefined;
 }
 
 /** Whether an unterminated last line is a wanted name cut short. */
 function couldBeWanted(rest: string): boolean {
-  for (const name of NAMES) if (name.startsWith(rest)) return true;
-  return false;
+  return WANTED.some((wanted) => wanted.name.startsWith(rest));
 }
 
 function isBlank(c: number): boolean {

@@ -5,9 +5,17 @@
  * delays the others or any request: scrapes run off the request path, and an
  * endpoint whose previous scrape is still running is skipped this round.
  * A failed scrape keeps the last good value until it goes stale.
+ *
+ * Each endpoint's metrics are read in its dialect (the endpoint's own, from a
+ * pod annotation or per-URL config, else the router's default): a named one
+ * reads only its names, `auto` detects them from each body, and `none` is
+ * never scraped, so an engine known to export nothing costs no request and
+ * no log line (the load view then runs it on in-flight counts against the
+ * safe start's limit).
  */
+import type { EngineDialect, MetricsDialect } from '../../discovery/endpoint.ts';
 import type { EndpointState } from './endpoint-state.ts';
-import { scanVllmMetrics, type ModelGauges } from './exposition-scanner.ts';
+import { scanEngineMetrics, type ModelGauges } from './exposition-scanner.ts';
 
 /**
  * Fetches an endpoint's metrics text. `source` is the endpoint's discovery
@@ -33,11 +41,20 @@ export interface ScrapeObserver {
 export interface ScraperSettings {
   readonly intervalMs: number;
   readonly concurrency: number;
+  /** Dialect of endpoints that do not name their own. */
+  readonly dialect: MetricsDialect;
+}
+
+/** How an endpoint's metrics are read: the dialect in force and, once a scrape succeeded, the one its body spoke. */
+export interface DialectStatus {
+  readonly configured: MetricsDialect;
+  readonly detected: EngineDialect | undefined;
 }
 
 interface Health {
   failingSince: number | undefined;
   lastError: string | undefined;
+  detected: EngineDialect | undefined;
 }
 
 /** The scrape loop. */
@@ -76,9 +93,19 @@ export class Scraper {
     return health?.failingSince === undefined ? undefined : { since: health.failingSince, error: health.lastError ?? '' };
   }
 
-  /** One round: queue every endpoint that is not being scraped already. */
+  /** The dialect an endpoint's metrics are read in, and the one last detected. */
+  dialect(state: EndpointState): DialectStatus {
+    return { configured: this.#dialectOf(state), detected: this.#health.get(state)?.detected };
+  }
+
+  #dialectOf(state: EndpointState): MetricsDialect {
+    return state.endpoint.metricsDialect ?? this.#settings.dialect;
+  }
+
+  /** One round: queue every endpoint that is not being scraped already (nor exempt from scraping). */
   tick(): void {
     for (const state of this.#view.all()) {
+      if (this.#dialectOf(state) === 'none') continue;
       if (!this.#running.has(state) && !this.#queue.includes(state)) this.#queue.push(state);
     }
     this.#drain();
@@ -99,11 +126,14 @@ export class Scraper {
   async #scrape(state: EndpointState): Promise<void> {
     const started = performance.now();
     let error: string | undefined;
+    const dialect = this.#dialectOf(state);
     this.#view.markScrapeStart(state);
     try {
-      const result = scanVllmMetrics(await this.#fetch(state.endpoint.url, state.endpoint.source));
-      if (result.ok) this.#view.recordScrape(state, result.models);
-      else error = `unusable metrics: ${result.error}`;
+      const result = scanEngineMetrics(await this.#fetch(state.endpoint.url, state.endpoint.source), dialect === 'none' ? 'auto' : dialect);
+      if (result.ok) {
+        this.#view.recordScrape(state, result.models);
+        this.#healthOf(state).detected = result.dialect;
+      } else error = `unusable metrics: ${result.error}`;
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
     }
@@ -111,9 +141,14 @@ export class Scraper {
     this.#track(state, error);
   }
 
-  #track(state: EndpointState, error: string | undefined): void {
+  #healthOf(state: EndpointState): Health {
     let health = this.#health.get(state);
-    if (health === undefined) this.#health.set(state, (health = { failingSince: undefined, lastError: undefined }));
+    if (health === undefined) this.#health.set(state, (health = { failingSince: undefined, lastError: undefined, detected: undefined }));
+    return health;
+  }
+
+  #track(state: EndpointState, error: string | undefined): void {
+    const health = this.#healthOf(state);
     if (error !== undefined) {
       health.lastError = error;
       if (health.failingSince === undefined) {

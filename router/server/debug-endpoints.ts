@@ -6,12 +6,15 @@ import type { Endpoint } from '../../discovery/endpoint.ts';
 import type { ModelProbeStatus } from '../../discovery/model-probe.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { LoadView } from '../load/load-view.ts';
+import type { DialectStatus } from '../load/scraper.ts';
 
 /** Extra per-endpoint facts held outside the load view. */
 export interface DebugSources {
   /** The model probe's view of the endpoint (by its URL and source). */
   modelProbe(endpoint: Endpoint): ModelProbeStatus | undefined;
   scrapeFailure(state: EndpointState): { since: number; error: string } | undefined;
+  /** The metric dialect the endpoint is read in, and the one its last good scrape spoke. */
+  scrapeDialect(state: EndpointState): DialectStatus;
   /** State of each Kubernetes discovery source (sync, errors, restarts); empty for static discovery. */
   discovery?(): readonly unknown[];
 }
@@ -30,6 +33,7 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
     endpoints: [...view.all()].map((state) => {
       const scraped = state.scraped;
       const failure = sources.scrapeFailure(state);
+      const dialect = sources.scrapeDialect(state);
       return {
         id: state.id,
         url: state.endpoint.url,
@@ -53,6 +57,11 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
           safeStart: state.concurrencyLimit === undefined ? null : (state.safeStart?.status ?? null),
         },
         scrape: {
+          // What routing reads: fresh gauges, stale ones (in-flight counts meanwhile), or in-flight
+          // counts alone for an engine whose metrics never could be read or are not scraped at all.
+          metrics: dialect.configured === 'none' ? 'not-scraped' : state.unscraped ? 'unavailable' : state.stale ? 'stale' : 'fresh',
+          dialect: dialect.configured,
+          detectedDialect: dialect.detected ?? null,
           stale: state.stale,
           ageMs: scraped === undefined ? null : now - scraped.at,
           waiting: scraped?.waiting ?? null,
