@@ -18,6 +18,8 @@ export interface SimKnobs {
   outputTokens: number;
   /** Tool-call argument size when the request offers tools (bytes). */
   toolArgsBytes: number;
+  /** Tool calls in one answer when the request offers tools (≥ 1; several name the offered tools in turn). */
+  toolCalls: number;
   /** Write response bytes in arbitrary splits (inside UTF-8 characters and SSE separators). */
   split: boolean;
   /** Share of requests answered 500 (0-1). */
@@ -54,6 +56,7 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   itlMs: 5,
   outputTokens: 16,
   toolArgsBytes: 1536,
+  toolCalls: 1,
   split: false,
   failRate: 0,
   dieAfterChunks: 0,

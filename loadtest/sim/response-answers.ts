@@ -66,7 +66,7 @@ export function responseObject(facts: ResponseFacts, knobs: SimKnobs, status: 'i
     metadata: null,
     model: facts.model,
     object: 'response',
-    output: done ? [message(facts, generatedText(knobs, false, 0), 'completed')] : [],
+    output: done ? [message(facts, generatedText(knobs, undefined, 0), 'completed')] : [],
     parallel_tool_calls: true,
     temperature: 1,
     tool_choice: 'auto',
@@ -116,7 +116,7 @@ export function responseEvents(facts: ResponseFacts, knobs: SimKnobs): ResponseS
     steps.push(i === 0 ? opening + delta : delta);
   }
   if (knobs.outputTokens === 0) steps.push(opening);
-  const text = generatedText(knobs, false, 0);
+  const text = generatedText(knobs, undefined, 0);
   steps.push(
     next('response.output_text.done', { ...item, text, logprobs: [] }) +
       next('response.content_part.done', { ...item, part: textPart(text) }) +

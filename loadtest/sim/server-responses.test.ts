@@ -10,7 +10,7 @@ import { EngineSimulator } from './server.ts';
 const MODEL = 'resp-sim';
 const OUTPUT_TOKENS = 6;
 const SYSTEM = Array.from({ length: 600 }, (_, i) => `w${i} `).join(''); // ~800 pseudo-tokens
-const TEXT = generatedText({ ...DEFAULT_KNOBS, outputTokens: OUTPUT_TOKENS }, false, 0);
+const TEXT = generatedText({ ...DEFAULT_KNOBS, outputTokens: OUTPUT_TOKENS }, undefined, 0);
 
 interface Answer {
   readonly status: number;

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { TOKEN_BYTES } from './block-hash.ts';
-import { chatCompletion, chatEvents, completionEvents, generatedText, textCompletion } from './answers.ts';
+import { chatCompletion, chatEvents, completionEvents, generatedText, offeredTools, textCompletion } from './answers.ts';
 import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
@@ -288,7 +288,7 @@ export class EngineSimulator {
     };
     if (path === '/v1/chat/completions' || path === '/v1/completions' || response !== undefined) {
       const chat = path !== '/v1/completions';
-      const tools = path === '/v1/chat/completions' && Array.isArray(payload['tools']) && payload['tool_choice'] !== 'none';
+      const tools = path === '/v1/chat/completions' ? offeredTools(payload) : undefined;
       // A Responses API prompt is its chat messages, history included: the template and caches see a chat body.
       const prompt = response?.prompt ?? payload;
       if (this.#kv === undefined) this.#prefixCache.lookup(promptBlocks(prompt));
@@ -361,7 +361,8 @@ export class EngineSimulator {
 /** What {@link EngineSimulator} needs to answer one chat or completion request. */
 interface Turn {
   readonly chat: boolean;
-  readonly tools: boolean;
+  /** The offered tools' names when the answer is tool calls. */
+  readonly tools: readonly string[] | undefined;
   readonly stream: boolean;
   /** The response id. */
   readonly id: string;
