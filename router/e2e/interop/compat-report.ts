@@ -68,11 +68,11 @@ function main(): number {
       // a missing page differs
     }
     if (current === page) return 0;
-    console.error('docs/compatibility.md differs from what the interoperability suite just produced: run `npm run test:interop` and commit the page');
+    process.stderr.write('docs/compatibility.md differs from what the interoperability suite just produced: run `npm run test:interop` and commit the page\n');
     return 1;
   }
   writeFileSync(PAGE, page);
-  console.log(`wrote docs/compatibility.md: ${rows.length} rows`);
+  process.stdout.write(`wrote docs/compatibility.md: ${rows.length} rows\n`);
   return 0;
 }
 
