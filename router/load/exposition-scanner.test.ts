@@ -272,6 +272,21 @@ describe('scanEngineMetrics: dialects', () => {
     if (!result.ok) for (const name of ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'llamacpp:requests_deferred', 'tgi_queue_size']) assert.ok(result.error.includes(name), name);
   });
 
+  it('regression: SGLang per-priority series beside the total double-counted the queue', () => {
+    const s = (labels: string, value: number) => `sglang:num_queue_reqs{model_name="${M}",${labels}} ${value}\nsglang:num_running_reqs{model_name="${M}",${labels}} 1\n`;
+    const body = s('priority=""', 6) + s('priority="0"', 4) + s('priority="1"', 2);
+    assert.deepEqual(gauges(body), { waiting: 6, running: 1, kvCacheUsage: undefined });
+  });
+
+  it('regression: SGLang metrics from every scheduler repeat a data-parallel rank\'s queue once per tensor-parallel rank', () => {
+    // dp 0 runs on tp ranks 0-3, dp 1 on 4-7 (DP attention): each rank reports its data-parallel group's scheduler.
+    const lines = [0, 1, 2, 3, 4, 5, 6, 7].map((tp) => {
+      const dp = tp < 4 ? 0 : 1;
+      return `sglang:num_queue_reqs{dp_rank="${dp}",model_name="${M}",tp_rank="${tp}"} ${dp === 0 ? 5 : 3}\nsglang:num_running_reqs{dp_rank="${dp}",model_name="${M}",tp_rank="${tp}"} ${dp === 0 ? 10 : 8}\n`;
+    });
+    assert.deepEqual(gauges(lines.join('')), { waiting: 8, running: 18, kvCacheUsage: undefined });
+  });
+
   it('reports a truncated last line of any dialect', () => {
     for (const cut of ['sglang:num_queue_re', 'llamacpp:requests_processing 4', 'tgi_batch_cur']) assertError(`${TGI}${cut}`, 'truncated');
   });

@@ -67,12 +67,33 @@ for (const first of new Set(WANTED.map((w) => w.name.charCodeAt(0)))) {
   GROUP_OF_CHAR[first] = GROUPS.length;
 }
 
+/**
+ * The labels of a wanted series the scan keeps. Beyond the model, they tell
+ * a breakdown from a total: SGLang exports the queue once per priority
+ * beside its total (`priority=""`), and with metrics from every scheduler,
+ * once per tensor-parallel rank of the same data-parallel rank.
+ */
+interface SeriesLabels {
+  readonly model: string;
+  readonly priority: string | undefined;
+  readonly tpRank: string | undefined;
+  readonly dpRank: string | undefined;
+}
+
+const NO_LABELS: SeriesLabels = { model: '', priority: undefined, tpRank: undefined, dpRank: undefined };
+
+interface Series extends SeriesLabels {
+  readonly value: number;
+}
+
 /** Per dialect and model while scanning; the two KV names stay apart until the end decides which one counts. */
 interface Accumulator {
   waiting: number;
   running: number;
   kv: number | undefined;
   kvOld: number | undefined;
+  /** Series carrying a tensor-parallel rank: the max over ranks per data-parallel rank (the ranks report one scheduler), summed at the end. */
+  ranked: Map<string, { waiting: number; running: number }> | undefined;
 }
 
 /**
@@ -119,22 +140,25 @@ export function scanEngineMetrics(text: string, dialect: EngineDialect | 'auto' 
     if (text.charCodeAt(end - 1) === CR) end--;
     const parsed = parseSeries(text, start + wanted.name.length, end);
     if (typeof parsed === 'string') return malformed(lineNo, `${wanted.name}: ${parsed}`);
-    // NaN/Inf means the engine had no sample: absent, so it cannot poison a sum.
-    if (!Number.isFinite(parsed.value)) continue;
+    // NaN/Inf means the engine had no sample: absent, so it cannot poison a sum. A per-priority
+    // series breaks down the total beside it.
+    if (!Number.isFinite(parsed.value) || (parsed.priority !== undefined && parsed.priority !== '')) continue;
     const value = parsed.value > 0 ? parsed.value : 0;
     const models = (byDialect[wanted.dialect] ??= new Map<string, Accumulator>());
     let acc = models.get(parsed.model);
     if (acc === undefined) {
-      acc = { waiting: 0, running: 0, kv: undefined, kvOld: undefined };
+      acc = { waiting: 0, running: 0, kv: undefined, kvOld: undefined, ranked: undefined };
       models.set(detach(parsed.model), acc);
     }
     switch (wanted.kind) {
       case KIND.waiting:
-        acc.waiting += value;
-        loadSeries[wanted.dialect]!++;
-        break;
       case KIND.running:
-        acc.running += value;
+        if (parsed.tpRank === undefined) acc[wanted.kind] += value;
+        else {
+          const rank = (acc.ranked ??= new Map<string, { waiting: number; running: number }>()).get(parsed.dpRank ?? '') ?? { waiting: 0, running: 0 };
+          rank[wanted.kind] = Math.max(rank[wanted.kind], value);
+          acc.ranked.set(detach(parsed.dpRank ?? ''), rank);
+        }
         loadSeries[wanted.dialect]!++;
         break;
       case KIND.kv:
@@ -148,7 +172,13 @@ export function scanEngineMetrics(text: string, dialect: EngineDialect | 'auto' 
   const chosen = only !== -1 ? only : loadSeries.findIndex((n) => n > 0);
   if (chosen === -1 || loadSeries[chosen] === 0) return { ok: false, error: `no ${loadNames(only)} series with a value` };
   const out = new Map<string, ModelGauges>();
-  for (const [model, a] of byDialect[chosen] ?? []) out.set(model, { waiting: a.waiting, running: a.running, kvCacheUsage: a.kv ?? a.kvOld });
+  for (const [model, a] of byDialect[chosen] ?? []) {
+    for (const rank of a.ranked?.values() ?? []) {
+      a.waiting += rank.waiting;
+      a.running += rank.running;
+    }
+    out.set(model, { waiting: a.waiting, running: a.running, kvCacheUsage: a.kv ?? a.kvOld });
+  }
   return { ok: true, dialect: DIALECTS[chosen]!, models: out };
 }
 
@@ -189,14 +219,14 @@ function skipBlanks(text: string, i: number, end: number): number {
 }
 
 /** Parses `{labels} value [timestamp]` after the name; returns the reason when malformed. */
-function parseSeries(text: string, i: number, end: number): { model: string; value: number } | string {
-  let model = '';
+function parseSeries(text: string, i: number, end: number): Series | string {
+  let labels: SeriesLabels = NO_LABELS;
   const afterName = skipBlanks(text, i, end);
   if (afterName < end && text.charCodeAt(afterName) === LBRACE) {
-    const labels = parseLabels(text, afterName + 1, end);
-    if (typeof labels === 'string') return labels;
-    model = labels.model;
-    i = labels.next;
+    const parsed = parseLabels(text, afterName + 1, end);
+    if (typeof parsed === 'string') return parsed;
+    labels = parsed;
+    i = parsed.next;
   }
   const valueStart = skipBlanks(text, i, end);
   if (valueStart === end) return 'missing value';
@@ -211,7 +241,7 @@ function parseSeries(text: string, i: number, end: number): { model: string; val
     if (!Number.isFinite(parseNumber(text, tsStart, tsEnd))) return 'bad timestamp';
     if (skipBlanks(text, tsEnd, end) !== end) return 'trailing text after the timestamp';
   }
-  return { model, value };
+  return { ...labels, value };
 }
 
 function tokenEnd(text: string, i: number, end: number): number {
@@ -219,17 +249,17 @@ function tokenEnd(text: string, i: number, end: number): number {
   return i;
 }
 
-/** Parses the label set after `{`; keeps only model_name. Values may hold any of `}`, `,`, `=`, blanks. */
-function parseLabels(text: string, i: number, end: number): { model: string; next: number } | string {
-  let model = '';
+/** Parses the label set after `{`; keeps only the labels in {@link SeriesLabels}. Values may hold any of `}`, `,`, `=`, blanks. */
+function parseLabels(text: string, i: number, end: number): (SeriesLabels & { next: number }) | string {
+  const labels: { -readonly [K in keyof SeriesLabels]: SeriesLabels[K] } = { model: '', priority: undefined, tpRank: undefined, dpRank: undefined };
   for (;;) {
     i = skipBlanks(text, i, end);
     if (i >= end) return 'unterminated label set';
-    if (text.charCodeAt(i) === RBRACE) return { model, next: i + 1 }; // empty set or trailing comma
+    if (text.charCodeAt(i) === RBRACE) return { ...labels, next: i + 1 }; // empty set or trailing comma
     const nameStart = i;
     while (i < end && isLabelNameChar(text.charCodeAt(i))) i++;
     if (i === nameStart) return 'bad label name';
-    const isModel = i - nameStart === 10 && text.startsWith('model_name', nameStart);
+    const kept = keptLabel(text, nameStart, i);
     i = skipBlanks(text, i, end);
     if (i >= end || text.charCodeAt(i) !== EQUALS) return 'expected = after label name';
     i = skipBlanks(text, i + 1, end);
@@ -248,13 +278,27 @@ function parseLabels(text: string, i: number, end: number): { model: string; nex
         i += 2;
       } else i++;
     }
-    if (isModel) model = escaped ? unescape(text, valueStart, i) : text.slice(valueStart, i);
+    if (kept !== undefined) labels[kept] = escaped ? unescape(text, valueStart, i) : text.slice(valueStart, i);
     i = skipBlanks(text, i + 1, end);
     if (i >= end) return 'unterminated label set';
     const c = text.charCodeAt(i);
-    if (c === RBRACE) return { model, next: i + 1 };
+    if (c === RBRACE) return { ...labels, next: i + 1 };
     if (c !== COMMA) return 'expected , or } after label value';
     i++;
+  }
+}
+
+/** Which kept label the name at `start`..`end` is, if any. */
+function keptLabel(text: string, start: number, end: number): keyof SeriesLabels | undefined {
+  switch (end - start) {
+    case 10:
+      return text.startsWith('model_name', start) ? 'model' : undefined;
+    case 8:
+      return text.startsWith('priority', start) ? 'priority' : undefined;
+    case 7:
+      return text.startsWith('tp_rank', start) ? 'tpRank' : text.startsWith('dp_rank', start) ? 'dpRank' : undefined;
+    default:
+      return undefined;
   }
 }
 

@@ -32,14 +32,18 @@ interface Expected {
 
 const expected = JSON.parse(readFileSync(new URL('expected.json', FIXTURES), 'utf8')) as Record<string, Expected>;
 
-/** The release a fixture names in its `# fixture:` header line, e.g. `v0.6.3 (commit 1234567)`. */
+/**
+ * The release a fixture's `# fixture:` header names, with its commit where the release records
+ * one (a full hash, or the short one a vLLM wheel's `_version.py` carries).
+ */
 function releaseOf(text: string, file: string): string {
   const header = text.split('\n').find((line) => line.startsWith('# fixture:'));
   assert.ok(header, `${file}: no "# fixture:" header naming the release`);
-  const release = /\b(v?\d+\.\d+(?:\.\d+)?(?:[-.\w]*)?|b\d{3,})\b/.exec(header)?.[1];
-  const commit = /\b([0-9a-f]{40})\b/.exec(text.slice(0, 2000))?.[1];
-  assert.ok(release !== undefined && commit !== undefined, `${file}: the header names no release and commit`);
-  return `${release} (${commit.slice(0, 10)})`;
+  const release = /(?<![-\w])(v\d+\.\d+\.\d+|b\d{4,})\b/.exec(header)?.[1];
+  const commit = /\b([0-9a-f]{40})\b/.exec(header)?.[1]?.slice(0, 10) ?? /commit_id g([0-9a-f]{7,})/.exec(header)?.[1];
+  assert.ok(release !== undefined || commit !== undefined, `${file}: the header names neither a release nor a commit`);
+  if (release === undefined) return `commit ${commit}`;
+  return `${release} (${commit ?? 'tag; the release artefact records no commit'})`;
 }
 
 /** What about the exposition is worth a row: the traits that trip scanners. */
@@ -53,8 +57,8 @@ function traits(text: string, dialect: string): string {
   if (/^vllm:kv_cache_usage_perc[{ ]/m.test(text)) found.push('kv_cache_usage_perc');
   if (/^vllm:num_requests_waiting_by_reason[{ ]/m.test(text)) found.push('num_requests_waiting_by_reason');
   if (/^\w[\w:]*_created[{ ]/m.test(text)) found.push('_created series');
-  const ranks = new Set([...text.matchAll(/[{,](?:dp_rank|tp_rank)="([^"]*)"/g)].map((m) => m[0]));
-  if (ranks.size > 1) found.push('per-rank series');
+  const dpRanks = new Set([...text.matchAll(/[{,]dp_rank="([^"]*)"/g)].map((m) => m[1]));
+  if (dpRanks.size > 1) found.push(`${dpRanks.size} data-parallel ranks`);
   return found.join(', ');
 }
 
