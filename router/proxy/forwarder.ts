@@ -90,8 +90,12 @@ export interface ForwardRequest {
   readonly arrivedAt: number;
   /** Called exactly once when the exchange is over, with the status the client got (0 if none). */
   readonly onDone: (status: number) => void;
-  /** Called with the first body chunk of a successful (2xx) answer and the endpoint that sent it; must not keep or change the chunk. */
-  readonly onFirstBody?: ((target: EndpointState, chunk: Buffer) => void) | undefined;
+  /**
+   * Called with the body chunks of a successful (2xx) answer and the endpoint
+   * that sent it, from the first, for as long as it returns true; must not
+   * keep or change the chunk.
+   */
+  readonly onAnswerBytes?: ((target: EndpointState, chunk: Buffer) => boolean) | undefined;
 }
 
 const SSE_ERROR_EVENT = `data: ${JSON.stringify({
@@ -127,6 +131,8 @@ class Exchange {
   done = false;
   /** Response headers have been written to the client. */
   committed = false;
+  /** The request's `onAnswerBytes` still wants the answer's chunks. */
+  readingAnswer = false;
   firstByteAt: number | undefined;
   tail = '';
   /** Length of the request's header list before any Authorization pair was appended. */
@@ -300,8 +306,9 @@ class Attempt implements Dispatcher.DispatchHandler {
         if (this.status < 300) exchange.deps.load.firstByte(this.target, this.loadToken, exchange.firstByteAt - this.sentAt);
       }
       exchange.writeHead(this.status, this.headers ?? {});
-      if (this.status < 300) exchange.request.onFirstBody?.(this.target, chunk);
+      exchange.readingAnswer = this.status < 300 && exchange.request.onAnswerBytes !== undefined;
     }
+    if (exchange.readingAnswer) exchange.readingAnswer = exchange.request.onAnswerBytes?.(this.target, chunk) === true;
     if (chunk.length >= 2) exchange.tail = chunk.toString('latin1', chunk.length - 2);
     else exchange.tail = (exchange.tail + chunk.toString('latin1')).slice(-2);
     if (!res.write(chunk)) {

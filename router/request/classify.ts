@@ -13,7 +13,7 @@ import type { PrefixGroups } from '../load/prefix-groups.ts';
 import type { ResponsePins } from '../load/response-pins.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { prefixKeys } from '../scheduling/prefix-keys.ts';
-import { responseIdIn } from './response-id.ts';
+import { ResponseIdSearch } from './response-id.ts';
 import type { BodyFacts } from './routing-facts.ts';
 
 /** The models the router knows, as classification reads them. */
@@ -100,15 +100,20 @@ export class Classifier {
     if (facts.sessionKey !== undefined && facts.assignedEndpoint !== target.id) this.#deps.sessions?.assign(facts.sessionKey, facts.assignedEndpoint, target.id);
   }
 
-  /** True when answers on `route` name something later requests refer to. */
-  learnsFromAnswer(route: string): boolean {
-    return route === RESPONSES_ROUTE;
-  }
-
-  /** Learns from the first body bytes `endpointId` answered with (the stored response's id). */
-  learnFromAnswer(endpointId: string, chunk: Buffer): void {
-    const id = responseIdIn(chunk);
-    if (id !== undefined) this.#deps.pins.remember(id, endpointId);
+  /**
+   * For one request on `route` whose answers name something later requests
+   * refer to (the Responses API's stored response), a reader of the answer's
+   * first chunks that learns which engine holds it; it returns true while it
+   * wants the next chunk. Undefined for other routes.
+   */
+  answerReader(route: string): ((endpointId: string, chunk: Buffer) => boolean) | undefined {
+    if (route !== RESPONSES_ROUTE) return undefined;
+    const search = new ResponseIdSearch();
+    return (endpointId, chunk) => {
+      const id = search.push(chunk);
+      if (typeof id === 'string') this.#deps.pins.remember(id, endpointId);
+      return id === undefined;
+    };
   }
 
   #defaultModel(): string {

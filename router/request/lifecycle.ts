@@ -185,6 +185,7 @@ export class RequestLifecycle {
   }): void {
     const deps = this.#deps;
     const { route, req, facts } = request;
+    const answerReader = deps.classifier.answerReader(route.path);
     deps.forward({
       res: request.res,
       path: request.target,
@@ -199,7 +200,7 @@ export class RequestLifecycle {
       route: route.path,
       modelLabel: facts.model,
       arrivedAt: request.arrivedAt,
-      onFirstBody: deps.classifier.learnsFromAnswer(route.path) ? (endpoint, chunk) => deps.classifier.learnFromAnswer(endpoint.id, chunk) : undefined,
+      onAnswerBytes: answerReader === undefined ? undefined : (endpoint, chunk) => answerReader(endpoint.id, chunk),
       onDone: (status) => {
         request.settle();
         deps.inFlight.decrement();

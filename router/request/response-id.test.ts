@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ResponsePins } from '../load/response-pins.ts';
-import { responseIdIn } from './response-id.ts';
+import { ResponseIdSearch, responseIdIn } from './response-id.ts';
 
 describe('response id', () => {
   it('finds the id of a non-streamed and of a streamed Responses answer', () => {
@@ -12,6 +12,31 @@ describe('response id', () => {
   it('finds nothing in other answers', () => {
     assert.equal(responseIdIn(Buffer.from('{"id":"chatcmpl-1","object":"chat.completion"}')), undefined);
     assert.equal(responseIdIn(Buffer.from('{"error":{"message":"x"}}')), undefined);
+  });
+});
+
+describe('response id search across chunks', () => {
+  const answers = [
+    '{"id":"resp_abc123","object":"response","status":"completed"}',
+    'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_9f_x-1","object":"response"}}\n\n',
+  ];
+
+  it('regression: an id split across the first chunks lost the pin (the follow-up got a 404 from another engine)', () => {
+    for (const answer of answers) {
+      const whole = responseIdIn(Buffer.from(answer));
+      for (let cut = 1; cut < answer.length; cut++) {
+        const search = new ResponseIdSearch();
+        const first = search.push(Buffer.from(answer.slice(0, cut)));
+        const found = first ?? search.push(Buffer.from(answer.slice(cut)));
+        assert.equal(found, whole, `cut at ${cut}`);
+      }
+    }
+  });
+
+  it('gives up after the first 4 KiB without an id', () => {
+    const search = new ResponseIdSearch();
+    assert.equal(search.push(Buffer.alloc(4_000, 0x20)), undefined);
+    assert.equal(search.push(Buffer.from(' '.repeat(200) + '{"id":"resp_late"}')), null);
   });
 });
 
