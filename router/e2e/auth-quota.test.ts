@@ -108,6 +108,13 @@ describe('API keys and quotas', () => {
     }
   });
 
+  it("regression: vLLM's GET /health on the traffic port answered 404, and benchmark clients that check it first (GuideLLM) refused to start", async () => {
+    const health = await send(`${fleet.base}/health`, { method: 'GET' });
+    assert.equal(health.status, 200, 'ready, and no key needed, as on vLLM');
+    assert.equal(health.body.length, 0, 'an empty body, as vLLM answers');
+    assert.equal((await send(`${fleet.base}/health`, { method: 'POST' })).status, 405);
+  });
+
   it("consumes the client's Authorization header: the engine never sees it", async () => {
     const response = await chat(fleet.base, FREE_KEY, { 'x-request-id': 'with-key' });
     assert.equal(response.status, 200);

@@ -43,6 +43,7 @@ describe('SIGTERM drain', () => {
     // Readiness fails at once, while traffic is still served during the pre-stop delay.
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal((await fetch(`${admin}/readyz`)).status, 503);
+    assert.equal((await fetch(`${base}/health`)).status, 503, "vLLM's health route on the traffic port follows readiness");
     assert.equal((await fetch(`${base}/v1/models`)).status, 200, 'still serving during the pre-stop delay');
 
     const body = await streamDone;

@@ -127,3 +127,17 @@ function sourcesOf(backends: readonly BackendGauges[]) {
     bufferedBodyBytes: () => 0,
   };
 }
+
+describe('router metrics: a valid exposition however often it is scraped', () => {
+  it('regression: two scrapes within one sampling tick rendered `Nan` and a 9223372036 s event-loop lag minimum', async () => {
+    const { text } = fixture();
+    for (let scrape = 0; scrape < 3; scrape++) {
+      for (const line of await text()) {
+        if (line === '') continue;
+        const value = line.slice(line.lastIndexOf(' ') + 1);
+        assert.ok(value === 'NaN' || value === '+Inf' || value === '-Inf' || Number.isFinite(Number(value)), `not a format value: ${line}`);
+        if (line.startsWith('nodejs_eventloop_lag')) assert.ok(Number(value) < 60, `an event-loop lag of ${value} s: ${line}`);
+      }
+    }
+  });
+});

@@ -16,6 +16,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
 
+/** prom-client default metrics that read NaN or a sentinel when scraped twice within one sampling tick. */
+const EMPTY_WINDOW_LAG_METRICS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((stat) => `nodejs_eventloop_lag_${stat}_seconds`);
+
 /** vLLM's `vllm:time_to_first_token_seconds` bucket edges, so panels can compare. */
 export const TTFT_BUCKETS_S = [
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
@@ -145,6 +148,11 @@ export class RouterMetrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    // prom-client derives these from a delay histogram it resets at every scrape: two scrapes within one
+    // sampling tick render `Nan` (the format says NaN) and a min of 9223372036.85 s (an empty
+    // histogram's sentinel), which strict parsers reject. switchyard_event_loop_lag_seconds and
+    // nodejs_eventloop_lag_seconds stay.
+    for (const name of EMPTY_WINDOW_LAG_METRICS) this.registry.removeSingleMetric(name);
     this.#requests = new Counter({
       name: 'switchyard_requests_total',
       help: 'Requests answered, by route, model and HTTP status (router-generated answers included).',

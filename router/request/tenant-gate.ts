@@ -23,7 +23,7 @@ import type { Answerer } from './lifecycle.ts';
 export const TRAFFIC_REALM = 'switchyard';
 
 /** Traffic-port paths that never need a key (probes carry no credentials). */
-const OPEN_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health']);
 
 /** What the gate reports. */
 export interface TenantGateObserver {

@@ -46,6 +46,9 @@ export function createControlApp(deps: ControlAppDeps): Hono {
     const { status, body } = readiness(deps.readiness());
     return c.json(body, status);
   });
+  // vLLM's own health route, which benchmark clients (GuideLLM) check before they start: 200 with
+  // an empty body, as vLLM answers, while this replica is ready; 503 otherwise.
+  app.get('/health', (c) => c.body(null, readiness(deps.readiness()).status));
   app.get('/v1/models', (c) =>
     c.json({
       object: 'list',

@@ -34,6 +34,7 @@ export const LOCAL_TRAFFIC_ROUTES: ReadonlyMap<string, 'GET'> = new Map([
   ['/v1/models', 'GET'],
   ['/livez', 'GET'],
   ['/readyz', 'GET'],
+  ['/health', 'GET'],
 ]);
 
 
