@@ -116,7 +116,8 @@ export class Router {
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
-      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting },
+      // With the adaptive engine queue, the safe start still steps by one request past what an engine runs.
+      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1 },
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);

@@ -98,7 +98,7 @@ async function stopProbes(probes: readonly ProbeSampler[]): Promise<BurstRun['li
 /** Starts the routers of `variant` cold, fires the burst, samples the engines, stops the routers. */
 async function burst(plan: Plan, engines: readonly EngineSimulator[], variant: Variant, configFile: string, quiet: boolean): Promise<BurstRun> {
   const urls = engines.map((e) => e.url);
-  const args = ['--scrape-interval-ms', String(SCRAPE_MS), '--admission-max-waiting', String(MAX_WAITING), ...(variant.queue ? QUEUE : []), ...(variant.capacity === 'configured' ? ['--config', configFile] : [])];
+  const args = ['--scrape-interval-ms', String(SCRAPE_MS), '--admission-max-waiting', String(MAX_WAITING), ...(variant.queue ? QUEUE : ['--admission-queue-length', '0']), ...(variant.capacity === 'configured' ? ['--config', configFile] : [])];
   const routers: System[] = [];
   let spreader: Awaited<ReturnType<typeof startNginx>> | undefined;
   try {

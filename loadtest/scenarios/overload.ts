@@ -1,9 +1,12 @@
 /**
- * The overload scenario (`npm run bench:overload`): three engines (max-seqs
- * 4, 4 and 64) offered three times what they can serve, through one router,
- * with shedding on and then off, from the same arrival schedule. Then the
- * seed report's burst: 10,000 non-streaming requests at 2,000 concurrency.
- * `/livez` is sampled from a separate process throughout.
+ * The overload scenario (`npm run bench:overload`): small slow engines
+ * (max-seqs 4, 4 and 64, ~1 s per answer) and a large fast one (~100 ms)
+ * offered three times what they can serve through one router with its
+ * default admission, and with the fixed settings it replaced for contrast,
+ * from the same arrival schedule. Then the seed report's burst, 10,000
+ * non-streaming requests at 2,000 concurrency against engines that drain it
+ * in ~16 s, with the defaults and with shedding at once. `/livez` is sampled
+ * from a separate process throughout.
  *
  *   npm run bench:overload -- [--duration-s 60] [--quick]
  */
@@ -14,7 +17,7 @@ import { Pool } from 'undici';
 import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
-import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type OverloadRun } from './overload-report.ts';
+import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { sampleProbe } from './livez-probe.ts';
 import { type Chart, runFacts, runIfMain, writeResults } from './results.ts';
@@ -22,20 +25,31 @@ import { lineChart } from '../report/svg-chart.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 
 const MODEL = 'overload-model';
-/**
- * The verdict's run admits only into free batch slots (`maxWaiting` 0): with
- * 4-slot engines that take a second per request, every queued request waits
- * ~250 ms per request ahead of it, which alone breaks the 2× TTFT bar. The
- * default (5) is run too, for contrast.
- */
-const MAX_WAITING = 0;
-const DEFAULT_MAX_WAITING = 5;
-/** Realistic engine timing: ~150 ms to first token, 25 ms per token, 32 tokens. */
-const FLEET: readonly EngineSpec[] = [
+/** The router queue's default deadline (admission.queueMaxWaitMs), which the client-side TTFT bar uses. */
+const QUEUE_DEADLINE_MS = 30_000;
+/** Small slow engines (4 slots, ~1 s per answer) beside a large one of the same speed: ~150 ms to first token, 25 ms per token, 32 tokens. */
+const SLOW_FLEET: readonly EngineSpec[] = [
   { name: 'small-1', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
   { name: 'small-2', maxSeqs: 4, ttftMs: 150, itlMs: 25, outputTokens: 32 },
   { name: 'large', maxSeqs: 64, ttftMs: 150, itlMs: 25, outputTokens: 32 },
 ];
+/**
+ * A large fast engine, ~100 ms per answer. 16 slots rather than 256: three
+ * times what 256 such slots serve (~7,700 streams a second) is more than the
+ * 2-core measuring machine can offer while also running the router; at 32
+ * slots (~900 arrivals a second) the load generator, which also runs the
+ * engines, fell behind (engines 78% busy, its own lag in every TTFT).
+ */
+const FAST_FLEET: readonly EngineSpec[] = [{ name: 'fast', maxSeqs: 16, ttftMs: 20, itlMs: 5, outputTokens: 16 }];
+/** The crash report's burst against two 64-slot engines that drain 10,000 requests in ~16 s. */
+const BURST_FLEET: readonly EngineSpec[] = [
+  { name: 'burst-1', maxSeqs: 64, ttftMs: 50, itlMs: 10, outputTokens: 16 },
+  { name: 'burst-2', maxSeqs: 64, ttftMs: 50, itlMs: 10, outputTokens: 16 },
+];
+/** Shedding at once: no router queue, a fixed engine queue. */
+const SHED_AT_ONCE = (maxWaiting: number) => ['--admission-max-waiting', String(maxWaiting), '--admission-queue-length', '0'];
+/** Shedding off: the router forwards everything and no endpoint ever counts as saturated. */
+const SHEDDING_OFF = ['--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1', '--admission-queue-length', '0'];
 
 interface Options {
   readonly durationS: number;
@@ -56,8 +70,7 @@ function options(argv: readonly string[]): Options {
   return {
     durationS: Number(values['duration-s'] ?? (quick ? 8 : 60)),
     // Until an engine has been seen full the router does not know its capacity (vLLM does not export
-    // max-num-seqs), so the first scrape intervals overfill the small engines; their queues take
-    // a few seconds to drain. Configured capacity (load.capacity, a pod annotation) avoids that.
+    // max-num-seqs): the safe start feels its way up over the first scrape intervals.
     warmupS: 5,
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
@@ -66,40 +79,50 @@ function options(argv: readonly string[]): Options {
   };
 }
 
-async function startRouter(backends: readonly string[], maxWaiting: number | 'off', pinned: boolean): Promise<Started> {
-  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250'];
-  if (maxWaiting !== 'off') args.push('--admission-max-waiting', String(maxWaiting));
-  // "Off" means the router forwards everything: no endpoint ever counts as saturated.
-  else args.push('--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1');
+async function startRouter(backends: readonly string[], admission: readonly string[], pinned: boolean): Promise<Started> {
+  const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250', ...admission];
   for (const url of backends) args.push('--backend', url);
   const router = await startSwitchyard(args, 'switchyard listening', pinned ? 0 : undefined);
   await waitForModels(`http://127.0.0.1:${router.ports['traffic'] as number}`);
   return router;
 }
 
-/** Plays `ratePerS` streaming arrivals for the run, sampling the engines every 100 ms. */
-async function play(name: string, ratePerS: number, opts: Options, maxWaiting: number | 'off', pinned: boolean, withProbe: boolean): Promise<OverloadRun> {
-  const engines = await startFleet(MODEL, FLEET);
-  const router = await startRouter(engines.map((e) => e.url), maxWaiting, pinned);
+/** What one run is: its name, the fleet, the offered rate and the router's admission flags. */
+interface RunPlan {
+  readonly name: string;
+  readonly fleet: readonly EngineSpec[];
+  readonly ratePerS: number;
+  readonly admission: readonly string[];
+  readonly withProbe: boolean;
+}
+
+/** Plays the plan's streaming arrivals, sampling the engines every 100 ms. */
+async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<OverloadRun> {
+  const engines = await startFleet(MODEL, plan.fleet);
+  const router = await startRouter(engines.map((e) => e.url), plan.admission, pinned);
   const lengthMs = (opts.warmupS + opts.durationS) * 1000;
-  const schedule = poissonSchedule({ ratePerS, lengthMs, sessionShare: 0, sessions: 1, seed: 42 });
+  const schedule = poissonSchedule({ ratePerS: plan.ratePerS, lengthMs, sessionShare: 0, sessions: 1, seed: 42 });
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: 4_096, pipelining: 1 });
-  const probe = withProbe ? sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, opts.warmupS + opts.durationS) : Promise.resolve([]);
+  const probe = plan.withProbe ? sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, opts.warmupS + opts.durationS) : Promise.resolve([]);
   const samples: { at: number; running: number[]; waiting: number[] }[] = [];
   const start = performance.now();
   const sampler = setInterval(() => {
     samples.push({ at: performance.now() - start, running: engines.map((e) => e.scheduler.running), waiting: engines.map((e) => e.scheduler.waiting) });
   }, 100);
+  // Engine-side first tokens count from the end of the warm-up.
+  const warmupEnd = setTimeout(() => engines.forEach((e) => e.resetEngineTtft()), opts.warmupS * 1000);
   const records: { sentAt: number; outcome: ChatOutcome }[] = [];
   const inFlight: Promise<void>[] = [];
   for (const arrival of schedule) {
     const wait = start + arrival.atMs - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const sentAt = performance.now();
-    inFlight.push(streamChat(pool, { model: MODEL, requestId: `${name}-${arrival.index}`, sessionKey: undefined, turn: 1 }).then((outcome) => void records.push({ sentAt: sentAt - start, outcome })));
+    inFlight.push(streamChat(pool, { model: MODEL, requestId: `${plan.name}-${arrival.index}`, sessionKey: undefined, turn: 1 }).then((outcome) => void records.push({ sentAt: sentAt - start, outcome })));
   }
   await Promise.all(inFlight);
   clearInterval(sampler);
+  clearTimeout(warmupEnd);
+  const engineTtft = engines.flatMap((e) => [...e.engineTtftMs]);
   const probeLatencies = await probe;
   await pool.close();
   await router.stop();
@@ -108,23 +131,26 @@ async function play(name: string, ratePerS: number, opts: Options, maxWaiting: n
   const measured = records.filter((r) => r.sentAt >= warm);
   const served = measured.filter((r) => r.outcome.error === undefined);
   const shed = measured.filter((r) => r.outcome.shed);
+  const shedMs = shed.map((r) => r.outcome.endedAt - (r.sentAt + start));
   const windowSamples = samples.filter((s) => s.at >= warm && s.at < lengthMs);
   return {
-    name,
-    maxWaitingSetting: maxWaiting,
-    offeredPerS: ratePerS,
+    name: plan.name,
+    admission: plan.admission,
+    offeredPerS: plan.ratePerS,
     requests: measured.length,
     served: served.length,
     shed: shed.length,
+    shedAtOnce: shedMs.filter((ms) => ms <= 5).length,
     routerErrors5xx: measured.filter((r) => r.outcome.status >= 500).length,
     resets: measured.filter((r) => r.outcome.status === 0).length,
     otherErrors: measured.filter((r) => r.outcome.error !== undefined && !r.outcome.shed && r.outcome.status !== 0 && r.outcome.status < 500).length,
     servedPerS: served.length / opts.durationS,
     ttftMs: summarize(served.map((r) => (r.outcome.firstDataAt ?? r.outcome.endedAt) - (r.sentAt + start))),
-    shedAnswerMs: summarize(shed.map((r) => r.outcome.endedAt - (r.sentAt + start))),
-    meanRunning: FLEET.map((_, i) => windowSamples.reduce((sum, s) => sum + (s.running[i] as number), 0) / Math.max(1, windowSamples.length)),
-    peakWaiting: FLEET.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
-    livezMs: withProbe ? summarize(probeLatencies.filter((ms) => ms >= 0)) : undefined,
+    engineTtftMs: summarize(engineTtft),
+    shedAnswerMs: summarize(shedMs),
+    meanRunning: plan.fleet.map((_, i) => windowSamples.reduce((sum, s) => sum + (s.running[i] as number), 0) / Math.max(1, windowSamples.length)),
+    peakWaiting: plan.fleet.map((_, i) => Math.max(0, ...windowSamples.map((s) => s.waiting[i] as number))),
+    livezMs: plan.withProbe ? summarize(probeLatencies.filter((ms) => ms >= 0)) : undefined,
     livezFailures: probeLatencies.filter((ms) => ms < 0).length,
     // Every 500 ms is enough for a chart and keeps the JSON small.
     queueDepth: samples.filter((_, i) => i % 5 === 0).map((s) => ({ atS: s.at / 1000, waiting: s.waiting })),
@@ -132,25 +158,48 @@ async function play(name: string, ratePerS: number, opts: Options, maxWaiting: n
 }
 
 /** Each engine's waiting queue over one run, as a chart. */
-function queueChart(run: OverloadRun): Chart {
+function queueChart(fleet: readonly EngineSpec[], run: OverloadRun, slug: string): Chart {
   return {
-    name: `queues-${run.maxWaitingSetting === 'off' ? 'shedding-off' : `max-waiting-${run.maxWaitingSetting}`}`,
+    name: `queues-${slug}`,
     svg: lineChart({
       title: `Engine queues at 3× capacity: ${run.name}`,
       xLabel: 'seconds (warm-up included)',
       yLabel: 'requests waiting in the engine',
-      series: FLEET.map((engine, i) => ({ name: `${engine.name} (${engine.maxSeqs} slots)`, points: run.queueDepth.map((s) => [s.atS, s.waiting[i] as number] as const) })),
+      series: fleet.map((engine, i) => ({ name: `${engine.name} (${engine.maxSeqs} slots)`, points: run.queueDepth.map((s) => [s.atS, s.waiting[i] as number] as const) })),
     }),
   };
 }
 
+/** The unloaded, defaults and contrast runs on one fleet. */
+async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: readonly { name: string; admission: readonly string[] }[], opts: Options, pinned: boolean): Promise<FleetRuns> {
+  const calibration = await startFleet(MODEL, fleet);
+  const serviceMs = await measureServiceMs(calibration, MODEL);
+  await closeFleet(calibration);
+  const capacity = fleetCapacityPerS(fleet, serviceMs);
+  console.error(`${label}: capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
+  const log = (run: OverloadRun) =>
+    console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}`);
+  const unloaded = await play({ name: 'unloaded (0.2×)', fleet, ratePerS: capacity * 0.2, admission: [], withProbe: false }, { ...opts, durationS: Math.min(opts.durationS, 15) }, pinned);
+  log(unloaded);
+  const defaults = await play({ name: '3× capacity', fleet, ratePerS: capacity * 3, admission: [], withProbe: true }, opts, pinned);
+  log(defaults);
+  const others: OverloadRun[] = [];
+  for (const { name, admission } of contrast) {
+    const run = await play({ name, fleet, ratePerS: capacity * 3, admission, withProbe: true }, opts, pinned);
+    log(run);
+    others.push(run);
+  }
+  return { label, fleet, serviceMs, capacityPerS: capacity, unloaded, defaults, contrast: others };
+}
+
 /** The seed report: N non-streaming requests, C at a time, through one router. */
-async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
-  const engines = await startFleet(MODEL, FLEET);
-  const router = await startRouter(engines.map((e) => e.url), DEFAULT_MAX_WAITING, pinned);
+async function burst(name: string, admission: readonly string[], opts: Options, pinned: boolean): Promise<BurstResult> {
+  const engines = await startFleet(MODEL, BURST_FLEET);
+  const router = await startRouter(engines.map((e) => e.url), admission, pinned);
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
-  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 15);
+  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 25);
   const statuses = new Map<string, number>();
+  const latencies: number[] = [];
   let next = 0;
   const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
   const started = performance.now();
@@ -158,6 +207,7 @@ async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
     while (next < opts.burstRequests) {
       next++;
       let key: string;
+      const sent = performance.now();
       try {
         const response = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body });
         await response.body.dump();
@@ -165,6 +215,7 @@ async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
       } catch (err) {
         key = (err as NodeJS.ErrnoException).code ?? 'error';
       }
+      latencies.push(performance.now() - sent);
       statuses.set(key, (statuses.get(key) ?? 0) + 1);
     }
   };
@@ -176,10 +227,13 @@ async function burst(opts: Options, pinned: boolean): Promise<BurstResult> {
   await router.stop();
   await closeFleet(engines);
   return {
+    name,
+    admission,
     requests: opts.burstRequests,
     concurrency: opts.burstConcurrency,
     seconds,
     statuses: Object.fromEntries(statuses),
+    latencyMs: summarize(latencies),
     routerAlive,
     livezMs: summarize(livez.filter((ms) => ms >= 0)),
     livezFailures: livez.filter((ms) => ms < 0).length,
@@ -202,8 +256,8 @@ function oneShot(port: number, body: string): Promise<string> {
 
 /** 3,000 new connections within one second, each with one request, while /livez is sampled from another process. */
 async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> {
-  const engines = await startFleet(MODEL, FLEET);
-  const router = await startRouter(engines.map((e) => e.url), DEFAULT_MAX_WAITING, pinned);
+  const engines = await startFleet(MODEL, SLOW_FLEET);
+  const router = await startRouter(engines.map((e) => e.url), [], pinned);
   const port = router.ports['traffic'] as number;
   const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 4);
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -233,29 +287,31 @@ export async function overload(argv: readonly string[]): Promise<number> {
   const pinned = canPin();
   // This process is the clients (and the engines); the router and the /livez probe run at normal priority.
   deprioritiseSelf();
-  const calibration = await startFleet(MODEL, FLEET);
-  const serviceMs = await measureServiceMs(calibration, MODEL);
-  await closeFleet(calibration);
-  const capacity = fleetCapacityPerS(FLEET, serviceMs);
-  console.error(`fleet capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
-  const unloaded = await play('unloaded', capacity * 0.2, { ...opts, durationS: Math.min(opts.durationS, 15) }, MAX_WAITING, pinned, false);
-  console.error(`unloaded: TTFT p99 ${unloaded.ttftMs.p99.toFixed(1)} ms`);
-  const on = await play('shedding on, maxWaiting 0', capacity * 3, opts, MAX_WAITING, pinned, true);
-  console.error(`shedding on: served ${on.servedPerS.toFixed(1)}/s, shed ${on.shed}, TTFT p99 ${on.ttftMs.p99.toFixed(0)} ms`);
-  const onDefault = await play(`shedding on, maxWaiting ${DEFAULT_MAX_WAITING} (default)`, capacity * 3, opts, DEFAULT_MAX_WAITING, pinned, true);
-  console.error(`shedding on (default): served ${onDefault.servedPerS.toFixed(1)}/s, TTFT p99 ${onDefault.ttftMs.p99.toFixed(0)} ms`);
-  const off = await play('shedding off', capacity * 3, opts, 'off', pinned, true);
-  console.error(`shedding off: served ${off.servedPerS.toFixed(1)}/s, TTFT p99 ${off.ttftMs.p99.toFixed(0)} ms`);
-  const seed = await burst(opts, pinned);
-  console.error(`burst: ${JSON.stringify(seed.statuses)} in ${seed.seconds.toFixed(1)} s`);
+  const slow = await fleetRuns('Small slow engines', SLOW_FLEET, [
+    { name: '3×, maxWaiting 0, no router queue', admission: SHED_AT_ONCE(0) },
+    { name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) },
+    { name: '3×, shedding off', admission: SHEDDING_OFF },
+  ], opts, pinned);
+  const fast = await fleetRuns('A large fast engine', FAST_FLEET, [{ name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) }], opts, pinned);
+  const bursts: BurstResult[] = [];
+  for (const [name, admission] of [['defaults', []], ['shedding at once (maxWaiting 5, no router queue: the former default)', SHED_AT_ONCE(5)]] as const) {
+    const result = await burst(name, admission, opts, pinned);
+    console.error(`burst, ${name}: ${JSON.stringify(result.statuses)} in ${result.seconds.toFixed(1)} s, p50 ${result.latencyMs.p50.toFixed(0)} ms`);
+    bursts.push(result);
+  }
   const connections = await connectionBurst(pinned);
   console.error(`connection burst: ${JSON.stringify(connections.statuses)}, /livez p99 ${connections.livezMs.p99.toFixed(1)} ms`);
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
-  const result = { facts, fleet: FLEET, serviceMs, capacityPerS: capacity, maxWaiting: MAX_WAITING, unloaded, on, onDefault, off, burst: seed, connections };
+  const result: OverloadResult = { facts, queueDeadlineMs: QUEUE_DEADLINE_MS, fleets: [slow, fast], burstFleet: BURST_FLEET, bursts, connections };
   const verdict = overloadVerdict(result);
   const md = `${overloadMarkdown(result, verdict)}\n\nCharts: \`overload-queues-*.svg\` (each engine's waiting queue over the run).`;
   const { facts: _facts, ...data } = result;
-  writeResults(opts.out, 'overload', facts, { ...data, verdict }, md, [on, onDefault, off].map(queueChart));
+  const charts = [
+    queueChart(SLOW_FLEET, slow.defaults, 'slow-defaults'),
+    ...slow.contrast.map((run, i) => queueChart(SLOW_FLEET, run, `slow-contrast-${i + 1}`)),
+    queueChart(FAST_FLEET, fast.defaults, 'fast-defaults'),
+  ];
+  writeResults(opts.out, 'overload', facts, { ...data, verdict }, md, charts);
   const decisive = opts.smoke ? verdict.checks.filter((c) => c.correctness) : verdict.checks;
   return decisive.every((c) => c.pass) ? 0 : 1;
 }

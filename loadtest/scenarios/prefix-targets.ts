@@ -100,7 +100,8 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
 /**
  * switchyard's flags for a row: its policy, scrapes four times a second, the
  * engines' true capacity (so the safe start for unknown engines is not part
- * of the comparison), and with shedding off saturation thresholds no engine
+ * of the comparison), shedding at 5 waiting with no router queue (what the
+ * oracle models), or with shedding off saturation thresholds no engine
  * reaches (peers have no admission to match).
  */
 function switchyardArgs(spec: TargetSpec): string[] {
@@ -109,7 +110,8 @@ function switchyardArgs(spec: TargetSpec): string[] {
     '--scrape-interval-ms', '250',
     '--load-default-capacity', String(FLEET.slots),
     '--load-safe-start-enabled', 'false',
-    ...(spec.shedding ? [] : ['--admission-max-waiting', '1000000', '--admission-kv-cache-threshold', '1']),
+    // Shedding: at 5 waiting and at once, as the oracle models it (the router's default queues instead).
+    ...(spec.shedding ? ['--admission-max-waiting', '5', '--admission-queue-length', '0'] : ['--admission-max-waiting', '1000000', '--admission-kv-cache-threshold', '1', '--admission-queue-length', '0']),
     ...(spec.routerArgs ?? []),
   ];
 }

@@ -72,6 +72,8 @@ export interface SimOptions {
 const RESPONSES_PATH = '/v1/responses';
 
 const RECORD_LIMIT = 20_000;
+/** Engine-side TTFT samples kept. */
+const ENGINE_TTFT_SAMPLES = 200_000;
 
 /** One simulated engine; listen on loopback with {@link EngineSimulator.listen}. */
 export class EngineSimulator {
@@ -94,6 +96,8 @@ export class EngineSimulator {
   readonly #sockets = new Set<Socket>();
   #succeeded = 0;
   #requests = 0;
+  /** Engine-side times to first token (ms), from the whole request received to the first token, queue wait included; the first ENGINE_TTFT_SAMPLES kept. */
+  readonly #engineTtftMs: number[] = [];
   #port = 0;
 
   constructor(options: SimOptions) {
@@ -118,6 +122,25 @@ export class EngineSimulator {
   /** Base URL, e.g. `http://127.0.0.1:40123`. */
   get url(): string {
     return `http://127.0.0.1:${this.#port}`;
+  }
+
+  /**
+   * Engine-side times to first token (ms) of the chat and completion answers
+   * since start or the last {@link resetEngineTtft}: from the engine having
+   * the whole request to its first token, its own queue wait included (what
+   * the engine's clients feel of its queue, which a router's client-side
+   * numbers mix with the router's queue).
+   */
+  get engineTtftMs(): readonly number[] {
+    return this.#engineTtftMs;
+  }
+
+  resetEngineTtft(): void {
+    this.#engineTtftMs.length = 0;
+  }
+
+  #observeEngineTtft(ms: number): void {
+    if (this.#engineTtftMs.length < ENGINE_TTFT_SAMPLES) this.#engineTtftMs.push(ms);
   }
 
   /** Inference (POST) requests received since start; `/metrics` scrapes and `/v1/models` are not counted. */
@@ -180,6 +203,7 @@ export class EngineSimulator {
       if (typeof sessionKey === 'string') this.sessions.set(sessionKey, (this.sessions.get(sessionKey) ?? 0) + 1);
     }
     const body = await readAll(req);
+    const acceptedAt = performance.now();
     const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
     if (requestId !== undefined) {
       remember(this.#received, requestId, {
@@ -227,7 +251,7 @@ export class EngineSimulator {
     if (!(await this.scheduler.acquire(knobs.maxSeqs, gone.signal))) return;
     try {
       if (knobs.slowHeadersMs > 0) await sleep(knobs.slowHeadersMs, gone.signal);
-      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal, response);
+      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal, acceptedAt, response);
     } finally {
       this.scheduler.release(knobs.maxSeqs);
     }
@@ -271,7 +295,16 @@ export class EngineSimulator {
   }
 
   /** Writes the response; stops early (freeing the batch slot) once `gone` fires. `response`: the opened Responses API request. */
-  async #generate(path: string, payload: Record<string, unknown>, knobs: SimKnobs, res: ServerResponse, requestId: string | undefined, gone: AbortSignal, response?: ResponseTurn): Promise<void> {
+  async #generate(
+    path: string,
+    payload: Record<string, unknown>,
+    knobs: SimKnobs,
+    res: ServerResponse,
+    requestId: string | undefined,
+    gone: AbortSignal,
+    acceptedAt: number,
+    response?: ResponseTurn,
+  ): Promise<void> {
     const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random });
     if (requestId !== undefined) this.#live.set(requestId, writer);
     res.once('close', () => {
@@ -298,7 +331,7 @@ export class EngineSimulator {
       let output: string | undefined;
       try {
         const answer = response === undefined ? undefined : responseFacts(this.model, response, admission);
-        const turn: Turn = { chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, started, prefillMs: admission?.prefillMs ?? 0, response: answer };
+        const turn: Turn = { chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, acceptedAt, started, prefillMs: admission?.prefillMs ?? 0, response: answer };
         output = await this.#complete(res, writer, turn, knobs, gone, finish);
       } finally {
         if (admission !== undefined) this.#kv?.finish(admission, output);
@@ -331,6 +364,7 @@ export class EngineSimulator {
       if (streamed !== undefined) await writer.write(streamed.head);
       await sleep(prefillMs + knobs.ttftMs, gone);
       this.#ttft.observe((performance.now() - started) / 1000);
+      this.#observeEngineTtft(performance.now() - turn.acceptedAt);
       const seed = this.#requests;
       const events = streamed?.steps ?? (chat ? chatEvents(this.model, id, knobs, tools, seed) : completionEvents(this.model, id, knobs));
       for (let i = 0; i < events.length && !writer.dead; i++) {
@@ -348,6 +382,7 @@ export class EngineSimulator {
       return undefined;
     }
     this.#ttft.observe((prefillMs + knobs.ttftMs) / 1000);
+    this.#observeEngineTtft(started - turn.acceptedAt + prefillMs + knobs.ttftMs);
     const seed = this.#requests;
     const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(this.model, id, knobs, tools, seed) : textCompletion(this.model, id, knobs);
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -366,6 +401,8 @@ interface Turn {
   readonly stream: boolean;
   /** The response id. */
   readonly id: string;
+  /** performance.now() when the engine had the whole request, before any wait for a batch slot. */
+  readonly acceptedAt: number;
   /** performance.now() when generation began (TTFT is observed from here). */
   readonly started: number;
   /** Prefill delay before the first token (ms), on top of ttftMs. */

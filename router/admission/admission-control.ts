@@ -31,7 +31,8 @@ export interface AdmissionControlDeps<T extends DrainInputs> {
   readonly queue: WaitQueue<T>;
   readonly limits: PressureLimits;
   gauges(): PressureGauges;
-  readonly maxWaiting: number;
+  /** Fixed engine queue bound; undefined: each endpoint's own allowance. */
+  readonly maxWaiting: number | undefined;
   readonly observer: AdmissionObserver;
   now(): number;
 }
@@ -72,15 +73,26 @@ export class AdmissionControl<T extends DrainInputs> {
     return new SwitchyardError(code, message, { retryAfterSeconds: 1 });
   }
 
-  /** Admits, queues, or sheds a request whose routing facts are known. `signal` fires when the client leaves. */
+  /**
+   * Admits, queues, or sheds a request whose routing facts are known.
+   * `signal` fires when the client leaves. A request queues only while the
+   * queue ahead of it drains within the queue's deadline at the rate the
+   * model's engines finish requests: a burst the fleet serves within the
+   * deadline is served whole, and what it cannot is shed at once, with a
+   * Retry-After of when it could, instead of waiting out the deadline.
+   */
   async admit(facts: RequestFacts, priority: Priority, signal: AbortSignal): Promise<AdmissionResult<T>> {
     const deps = this.#deps;
     const decision = deps.decide(facts, priority);
     if (decision.kind !== 'saturated') return decision;
     if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
+    const overDeadlineS = this.#expectedWaitBeyondDeadline(decision.candidates, priority);
+    if (overDeadlineS > 0) return this.#shed('queue_full', priority, facts.model, decision.candidates, overDeadlineS);
     deps.observer.queued(priority);
     const started = performance.now();
-    const outcome = await deps.queue.wait(priority, () => deps.decide(facts, priority), signal);
+    // Requests of one model and priority (and pin) get the same answer from a saturated fleet.
+    const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}`;
+    const outcome = await deps.queue.wait(priority, () => deps.decide(facts, priority), signal, key);
     deps.observer.waited((performance.now() - started) / 1000);
     switch (outcome.kind) {
       case 'admit':
@@ -96,15 +108,35 @@ export class AdmissionControl<T extends DrainInputs> {
     }
   }
 
-  #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[]): AdmissionResult<T> {
+  /**
+   * Seconds by which the expected wait of a newcomer of `priority` (the
+   * queue ahead of it over the candidates' completion rate) passes the
+   * queue's deadline; 0 when it fits, when nobody is ahead (it waits only
+   * for the engines' current work, which the deadline bounds) or when no
+   * rate is known yet (the deadline then decides).
+   */
+  #expectedWaitBeyondDeadline(candidates: readonly T[], priority: Priority): number {
+    const deps = this.#deps;
+    const ahead = deps.queue.ahead(priority);
+    if (ahead === 0) return 0;
+    const now = deps.now();
+    let rate = 0;
+    for (const candidate of candidates) rate += candidate.completionRate(now);
+    if (rate <= 0) return 0;
+    return Math.max(0, (ahead + 1) / rate - deps.queue.maxWaitMs / 1000);
+  }
+
+  #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[], retryAfterS?: number): AdmissionResult<T> {
     const deps = this.#deps;
     deps.observer.shed(reason, priority);
-    const seconds = retryAfterSeconds(candidates, deps.maxWaiting, deps.queue.length, deps.now());
+    const seconds = retryAfterS !== undefined ? Math.min(60, Math.max(1, Math.ceil(retryAfterS))) : retryAfterSeconds(candidates, deps.maxWaiting, deps.queue.length, deps.now());
     const code = reason === 'queue_timeout' ? 'SWITCHYARD_QUEUE_TIMEOUT' : 'SWITCHYARD_OVERLOADED';
     const message =
       reason === 'queue_timeout'
         ? `Every endpoint serving \`${model}\` stayed saturated while the request waited; retry after ${seconds} s.`
-        : `Every endpoint serving \`${model}\` is saturated; retry after ${seconds} s.`;
+        : reason === 'queue_full'
+          ? `Every endpoint serving \`${model}\` is saturated and the router queue is full; retry after ${seconds} s.`
+          : `Every endpoint serving \`${model}\` is saturated; retry after ${seconds} s.`;
     return { kind: 'reject', error: new SwitchyardError(code, message, { retryAfterSeconds: seconds }) };
   }
 }

@@ -8,11 +8,12 @@ import { RetryBudget } from '../proxy/retry-budget.ts';
 
 describe('saturation', () => {
   const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
-  const load = (estimatedWaiting: number, extra: Partial<{ wouldQueue: boolean; kvCacheUsage: number; inFlight: number }> = {}) => ({
+  const load = (estimatedWaiting: number, extra: Partial<{ wouldQueue: boolean; kvCacheUsage: number; inFlight: number; queueAllowance: number }> = {}) => ({
     estimatedWaiting,
     wouldQueue: estimatedWaiting > 0,
     kvCacheUsage: 0.1,
     inFlight: 0,
+    queueAllowance: 0,
     ...extra,
   });
   it('uses estimated waiting and KV-cache usage, not in-flight alone', () => {
@@ -26,6 +27,13 @@ describe('saturation', () => {
     const zero = { ...thresholds, maxWaiting: 0 };
     assert.equal(isSaturated(load(0, { wouldQueue: false }), zero), false);
     assert.equal(isSaturated(load(0, { wouldQueue: true }), zero), true);
+  });
+  it('without a fixed maxWaiting, bounds each endpoint by its own queue allowance', () => {
+    const adaptive = { ...thresholds, maxWaiting: undefined };
+    assert.equal(isSaturated(load(0, { wouldQueue: true }), adaptive), true, 'no allowance: free batch slots only');
+    assert.equal(isSaturated(load(5, { queueAllowance: 6 }), adaptive), false);
+    assert.equal(isSaturated(load(6, { queueAllowance: 6 }), adaptive), true);
+    assert.equal(isSaturated(load(3, { queueAllowance: 6 }), adaptive, 'low'), true, 'low priority gets half');
   });
   it('turns low priority away at half the waiting budget', () => {
     assert.equal(isSaturated(load(2), thresholds, 'low'), true);
@@ -68,12 +76,13 @@ describe('router pressure', () => {
 });
 
 describe('Retry-After', () => {
-  const candidate = (estimatedWaiting: number, rate: number) => ({ estimatedWaiting, completionRate: () => rate });
+  const candidate = (estimatedWaiting: number, rate: number, queueAllowance = 0) => ({ estimatedWaiting, queueAllowance, completionRate: () => rate });
   it('divides the backlog beyond the queue budget by the drain rate, 1 s at least', () => {
     assert.equal(retryAfterSeconds([candidate(25, 2), candidate(5, 3)], 5, 0, 0), Math.ceil((21 + 1) / 5));
     assert.equal(retryAfterSeconds([candidate(5, 100)], 5, 0, 0), 1);
     assert.equal(retryAfterSeconds([candidate(5, 0)], 5, 0, 0), 2, 'no drain rate known');
     assert.equal(retryAfterSeconds([candidate(10_000, 1)], 5, 0, 0), 60, 'capped');
+    assert.equal(retryAfterSeconds([candidate(25, 2, 3), candidate(5, 3, 9)], undefined, 0, 0), Math.ceil((23 + 0) / 5), "each candidate's own allowance");
   });
 });
 

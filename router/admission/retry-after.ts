@@ -8,6 +8,8 @@
 /** One candidate's backlog and drain rate. */
 export interface DrainInputs {
   readonly estimatedWaiting: number;
+  /** Waiting the endpoint may keep when no fixed maxWaiting is set. */
+  readonly queueAllowance: number;
   /** Requests finished per second. */
   completionRate(now: number): number;
 }
@@ -18,12 +20,12 @@ const MAX_S = 60;
 /** When nothing has finished lately, there is no rate to divide by. */
 const UNKNOWN_RATE_S = 2;
 
-/** Whole seconds to wait, 1-60. `queued` is the router's own wait-queue length. */
-export function retryAfterSeconds(candidates: readonly DrainInputs[], maxWaiting: number, queued: number, now: number): number {
+/** Whole seconds to wait, 1-60. `queued` is the router's own wait-queue length; `maxWaiting` undefined: each candidate's allowance. */
+export function retryAfterSeconds(candidates: readonly DrainInputs[], maxWaiting: number | undefined, queued: number, now: number): number {
   let excess = queued;
   let rate = 0;
   for (const candidate of candidates) {
-    excess += Math.max(0, candidate.estimatedWaiting - maxWaiting + 1);
+    excess += Math.max(0, candidate.estimatedWaiting - (maxWaiting ?? candidate.queueAllowance) + 1);
     rate += candidate.completionRate(now);
   }
   if (rate <= 0) return UNKNOWN_RATE_S;

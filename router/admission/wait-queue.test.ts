@@ -48,6 +48,26 @@ describe('wait queue', () => {
     assert.deepEqual(await high, { kind: 'expired' });
   });
 
+  it('counts the waiters a newcomer queues behind: its own priority and higher', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 10, maxWaitMs: 50 });
+    const signal = new AbortController().signal;
+    const waits = (['high', 'normal', 'normal', 'low'] as const).map((p) => queue.wait(p, () => saturated, signal));
+    assert.deepEqual([queue.ahead('high'), queue.ahead('normal'), queue.ahead('low')], [1, 3, 4]);
+    await Promise.all(waits);
+  });
+
+  it('decides each key once per pass while it stays saturated, and other keys still get their turn', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 100, maxWaitMs: 100 });
+    const signal = new AbortController().signal;
+    let decided = 0;
+    const busyModel = () => (decided++, saturated);
+    for (let i = 0; i < 50; i++) void queue.wait('normal', busyModel, signal, 'busy').catch(() => undefined);
+    const other = queue.wait('normal', () => ({ kind: 'admit', attempts: ['free'], outcome: 'least_load' }), signal, 'free');
+    queue.notify();
+    assert.deepEqual(await other, { kind: 'admit', attempts: ['free'], outcome: 'least_load' });
+    assert.equal(decided, 1, 'one of the 50 waiters of the saturated key was decided; the rest were skipped');
+  });
+
   it('is off with no length', () => {
     assert.equal(new WaitQueue({ maxLength: 0, maxWaitMs: 1 }).enabled, false);
   });

@@ -1,9 +1,11 @@
 /**
- * The small bounded router queue for requests whose every candidate is
- * saturated (off by default: `admission.queueLength` 0 sheds at once). A
- * waiting request is admitted as soon as a candidate frees up, in priority
- * order and first-come first-served within a priority; it leaves when its
- * client disconnects, and is shed when its wait passes `maxWaitMs`.
+ * The bounded router queue for requests whose every candidate is saturated
+ * (`admission.queueLength` 0 turns it off and sheds at once). A waiting
+ * request is admitted as soon as a candidate frees up, in priority order and
+ * first-come first-served within a priority; it leaves when its client
+ * disconnects, and is shed when its wait passes `maxWaitMs`. Admission turns
+ * a request away before it enters when the queue ahead of it would take
+ * longer than that to drain (admission-control.ts).
  */
 import type { Schedule } from '../scheduling/profile.ts';
 import { priorityRank, type Priority } from '../scheduling/priority.ts';
@@ -25,6 +27,8 @@ export type WaitOutcome<T> =
 
 interface Waiter<T> {
   readonly rank: number;
+  /** Waiters with the same key get the same answer while capacity is unchanged (model, priority, pinned engine). */
+  readonly key: string | undefined;
   readonly enqueuedAt: number;
   readonly decide: () => Schedule<T>;
   readonly finish: (outcome: WaitOutcome<T>) => void;
@@ -50,18 +54,32 @@ export class WaitQueue<T> {
     return this.#waiters.length;
   }
 
+  /** Longest wait before a waiter is shed (ms). */
+  get maxWaitMs(): number {
+    return this.#settings.maxWaitMs;
+  }
+
+  /** Waiters a newcomer of `priority` would queue behind: those of the same or a higher priority. */
+  ahead(priority: Priority): number {
+    const rank = priorityRank(priority);
+    let at = this.#waiters.length;
+    while (at > 0 && (this.#waiters[at - 1] as Waiter<T>).rank > rank) at--;
+    return at;
+  }
+
   /**
    * Waits until `decide` admits or rejects, the wait expires, the client
    * goes (`signal`), or a higher-priority arrival pushes this one out of a
    * full queue. Resolves `full` at once when the queue is full of work at
    * least as important.
    */
-  wait(priority: Priority, decide: () => Schedule<T>, signal: AbortSignal): Promise<WaitOutcome<T>> {
+  wait(priority: Priority, decide: () => Schedule<T>, signal: AbortSignal, key?: string): Promise<WaitOutcome<T>> {
     const rank = priorityRank(priority);
     if (this.#waiters.length >= this.#settings.maxLength && !this.#evictBelow(rank)) return Promise.resolve({ kind: 'full' });
     return new Promise((resolve) => {
       const waiter: Waiter<T> = {
         rank,
+        key,
         enqueuedAt: performance.now(),
         decide,
         finish: (outcome) => {
@@ -87,14 +105,22 @@ export class WaitQueue<T> {
    * only once it has been sent, a few promise hops later, so every waiter
    * decided in the same pass would see the same free room and all be sent
    * to it (a burst's whole backlog moved from this queue into the engine's).
+   * A key found saturated is not decided again in the same pass: with
+   * thousands waiting for one model, every completion would otherwise
+   * schedule each of them.
    */
   notify(): void {
     if (this.#waiters.length === 0 || this.#notifying) return;
     this.#notifying = true;
+    const saturatedKeys = new Set<string>();
     try {
       for (const waiter of [...this.#waiters]) {
+        if (waiter.key !== undefined && saturatedKeys.has(waiter.key)) continue;
         const decision = waiter.decide();
-        if (decision.kind === 'saturated') continue;
+        if (decision.kind === 'saturated') {
+          if (waiter.key !== undefined) saturatedKeys.add(waiter.key);
+          continue;
+        }
         waiter.finish(decision);
         if (decision.kind === 'admit') {
           this.#notifyNextTurn();

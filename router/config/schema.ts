@@ -319,16 +319,26 @@ const load = z
 
 const admission = z
   .object({
-    maxWaiting: z.number().min(0).default(5).describe('An endpoint is saturated when its estimated waiting requests reach this.'),
+    maxWaiting: z
+      .number()
+      .min(0)
+      .optional()
+      .describe(
+        "An endpoint is saturated when its estimated waiting requests reach this. Default: each engine's own allowance, bounded in time: what it drains in half its unloaded time to first byte (0 until capacity and timings are known; the router queue holds the rest).",
+      ),
     kvCacheThreshold: z.number().min(0).max(1).default(0.9).describe('An endpoint is saturated when its KV-cache usage reaches this (0-1).'),
     maxInFlightPerEndpoint: z.number().int().min(0).default(0).describe('An endpoint is saturated when the router has this many requests open to it (0: off).'),
     queueLength: z
       .number()
       .int()
       .min(0)
-      .default(0)
-      .describe('Requests that may wait in the router when every candidate is saturated (0: shed at once with 429).'),
-    queueMaxWaitMs: positiveMs.default(2_000).describe('Longest wait in the router queue before the request is shed (ms).'),
+      .default(10_000)
+      .describe('Requests that may wait in the router when every candidate is saturated, highest priority first (0: shed at once with 429).'),
+    queueMaxWaitMs: positiveMs
+      .default(30_000)
+      .describe(
+        "Longest wait in the router queue (ms). A request is queued only while the queue ahead of it drains within this at the rate the model's engines finish requests; beyond it, 429 at once.",
+      ),
     priorityHeader: z.string().min(1).default('x-priority').describe('Request header carrying the priority: high, normal (default) or low. Low is shed first.'),
     maxInFlight: z.number().int().positive().default(10_000).describe('Router-wide cap on open requests; over it, 429 with Connection: close.'),
     maxConnections: z.number().int().positive().default(20_000).describe('Router-wide cap on open client connections; over it, 429 with Connection: close.'),

@@ -29,7 +29,7 @@ async function burst(fleet: Fleet, count: number): Promise<Map<number, number>> 
 describe('cold start: engines of unknown capacity', () => {
   let fleet: Fleet;
   before(async () => {
-    fleet = await startFleet([SMALL, SMALL], ['--scrape-interval-ms', '100', '--admission-max-waiting', String(MAX_WAITING)]);
+    fleet = await startFleet([SMALL, SMALL], ['--scrape-interval-ms', '100', '--admission-max-waiting', String(MAX_WAITING), '--admission-queue-length', '0']);
   });
   after(() => fleet.close());
 

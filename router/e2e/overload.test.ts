@@ -21,7 +21,7 @@ describe('shedding on saturation', () => {
   let fleet: Fleet;
   before(async () => {
     // The test client is the trusted proxy, so its x-priority counts.
-    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '4', '--server-trusted-proxies', '127.0.0.1']);
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', String(INTERVAL_MS), '--admission-max-waiting', '4', '--admission-queue-length', '0', '--server-trusted-proxies', '127.0.0.1']);
   });
   after(() => fleet.close());
 
@@ -196,7 +196,7 @@ describe('upstream connection cap', () => {
   let fleet: Fleet;
   before(async () => {
     // Every open request holds one upstream connection; the engine itself has room for 100.
-    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 100, ttftMs: 60_000 } }], ['--upstream-connections-per-endpoint', '2']);
+    fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 100, ttftMs: 60_000 } }], ['--upstream-connections-per-endpoint', '2', '--admission-queue-length', '0']);
   });
   after(() => fleet.close());
 

@@ -91,7 +91,7 @@ async function saturatedHome(fleet: Fleet): Promise<{ id: string; home: EngineSi
 }
 
 // One-slot engines, nothing may wait at an engine, scrapes every 100 ms that stay fresh for the whole test.
-const SATURATION_FLAGS = ['--routing-policy', 'least-load', '--scrape-interval-ms', '100', '--scrape-max-age-ms', '60000', '--admission-max-waiting', '0'];
+const SATURATION_FLAGS = ['--routing-policy', 'least-load', '--scrape-interval-ms', '100', '--scrape-max-age-ms', '60000', '--admission-max-waiting', '0', '--admission-queue-length', '0'];
 const ONE_SLOT = { model: MODEL, knobs: { ttftMs: 0, itlMs: 0, outputTokens: 4, maxSeqs: 1 } };
 
 describe('responses pin: the pinned engine saturated', () => {

@@ -17,6 +17,7 @@ import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSetting
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
+import { TtfbBaseline } from './ttfb-baseline.ts';
 import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
@@ -59,6 +60,14 @@ const ERROR_RATE_ALPHA = 0.1;
 const SEND_GUARD_MS = 25;
 /** Send times remembered for that guard. */
 const RECENT_SENDS = 32;
+/**
+ * The share of an engine's unloaded time to first byte that a request may
+ * spend in its queue under the adaptive default: a queue the engine drains
+ * in half its unloaded TTFB keeps the engine-side TTFT within 1.5× unloaded.
+ */
+const QUEUE_SHARE_OF_TTFB = 0.5;
+/** Weight of the newest answer in the service-time average. */
+const SERVICE_ALPHA = 0.1;
 
 /** One endpoint's live state (see the header): created, told what happens and dropped by the load view; read by everyone else. */
 export class EndpointState {
@@ -89,6 +98,9 @@ export class EndpointState {
   #ejections = 0;
   #lastEjectedAt = 0;
   readonly #safeStart: SafeStartLimit | undefined;
+  readonly #ttfb = new TtfbBaseline();
+  /** Moving average of complete successful answers' durations (ms), from send to last byte. */
+  #serviceMs: number | undefined;
   readonly #completions = new CompletionRate();
   /** Epoch ms the endpoint joined the set. */
   readonly firstSeenAt: number;
@@ -108,7 +120,7 @@ export class EndpointState {
   /** `view` is the load view's clock and settings, read (never written) for every derived value. */
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
-    this.#safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart) : undefined;
+    this.#safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart, this.#ttfb) : undefined;
     this.firstSeenAt = view.now;
     this.#endpoint = endpoint;
     this.#adoptUrl(endpoint.url);
@@ -228,6 +240,7 @@ export class EndpointState {
 
   /** The first response byte of stream `token` arrived `ttfbMs` after it was sent: how fast the engine starts new work. */
   firstByte(token: number, ttfbMs: number): void {
+    this.#ttfb.observe(ttfbMs);
     this.#safeStart?.firstByte(token, ttfbMs, this.#inFlight, this.#sentTotal);
   }
 
@@ -238,8 +251,10 @@ export class EndpointState {
    * ejected only when this failure could eject one more. Returns true when
    * the failure ejected the endpoint. The caller has ticked the view's clock
    * when the endpoint has a safe start (it reads {@link unscraped}).
+   * `serviceMs` is how long a complete successful answer took, send to last
+   * byte (undefined for failed and abandoned ones).
    */
-  settle(token: number, now: number, failure: UpstreamFailureKind | undefined, census: EjectionCensus): boolean {
+  settle(token: number, now: number, failure: UpstreamFailureKind | undefined, census: EjectionCensus, serviceMs?: number): boolean {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
     // Sent after the last scrape began: it was not in that scrape's numbers.
     if (token >= this.#countedBefore) this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
@@ -247,6 +262,7 @@ export class EndpointState {
     if (this.#pendingMark >= 0 && token >= this.#pendingMark) this.#settledSincePendingMark++;
     this.#version++;
     this.#completions.record(now);
+    if (serviceMs !== undefined) this.#serviceMs = this.#serviceMs === undefined ? serviceMs : this.#serviceMs + SERVICE_ALPHA * (serviceMs - this.#serviceMs);
     this.#errorRate += ERROR_RATE_ALPHA * ((failure === undefined ? 0 : 1) - this.#errorRate);
     this.#safeStart?.completed(this.#inFlight, failure === undefined, this.unscraped);
     if (failure === undefined) {
@@ -412,6 +428,26 @@ export class EndpointState {
    */
   get concurrencyLimit(): number | undefined {
     return this.#endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
+  }
+
+  /**
+   * Requests the engine may keep waiting in its own queue, when no fixed
+   * `admission.maxWaiting` is set: what it drains (capacity over the mean
+   * answer time) in half its unloaded time to first byte, so a queued
+   * request's wait there stays bounded in time whatever the engine's size.
+   * 0 until capacity (configured or learned), answer time and first-byte
+   * baseline are known: the router's own queue holds the rest meanwhile.
+   */
+  get queueAllowance(): number {
+    const capacity = this.capacity;
+    const baselineMs = this.#ttfb.baselineMs;
+    if (capacity === undefined || baselineMs === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return 0;
+    return Math.floor((capacity / this.#serviceMs) * baselineMs * QUEUE_SHARE_OF_TTFB);
+  }
+
+  /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
+  get serviceMs(): number | undefined {
+    return this.#serviceMs;
   }
 
   /** See {@link estimatedWaiting}. */

@@ -164,12 +164,13 @@ export class LoadView {
   /**
    * A request to `state` ended. `failure` is set when the engine failed it
    * (never for a client that went away or a request the router refused).
+   * `serviceMs`: how long a complete successful answer took, send to last byte.
    */
-  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void {
+  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind, serviceMs?: number): void {
     const now = this.#readClock();
     // The safe start reads whether the endpoint was ever scraped, at the current time.
     if (state.safeStart !== undefined) this.#clock.now = now;
-    if (state.settle(token, now, failure, this)) this.onEjection?.(state, state.ejectedUntil);
+    if (state.settle(token, now, failure, this, serviceMs)) this.onEjection?.(state, state.ejectedUntil);
   }
 
   /**

@@ -48,6 +48,8 @@
  * settle and scrape.
  */
 
+import { TtfbBaseline } from './ttfb-baseline.ts';
+
 /** Safe-start settings (from `load.safeStart` and `admission.maxWaiting`). */
 export interface SafeStartSettings {
   readonly enabled: boolean;
@@ -91,10 +93,6 @@ const BACKOFF = 0.5;
  * granularity must not read as an engine falling behind.
  */
 const TTFB_SLACK_MS = 50;
-/** Streams whose time to first byte the recent value is the median of. */
-const RECENT = 5;
-/** How far the baseline moves toward a higher recent value per sample, so a lasting change of traffic (longer prompts) is adopted. */
-const BASELINE_DRIFT = 0.01;
 
 /** The safe-start limit of one endpoint, in requests this replica has open to it. */
 export class SafeStartLimit {
@@ -107,13 +105,14 @@ export class SafeStartLimit {
   #quietScrapes = 0;
   /** At the last scrape the engine ran nothing but this replica's requests, and fewer than its limit. */
   #idleBefore = false;
-  #baselineMs: number | undefined;
-  readonly #recent: number[] = [];
+  readonly #ttfb: TtfbBaseline;
   /** Late first bytes of requests numbered below this were sent before the last backoff, which already answered them. */
   #backoffBefore = 0;
 
-  constructor(settings: SafeStartSettings) {
+  /** `ttfb` is the endpoint's first-byte baseline, fed by the endpoint before {@link firstByte} is called. */
+  constructor(settings: SafeStartSettings, ttfb: TtfbBaseline = new TtfbBaseline()) {
     this.#settings = settings;
+    this.#ttfb = ttfb;
     this.#limit = Math.max(MIN_LIMIT, settings.initialLimit);
   }
 
@@ -127,7 +126,7 @@ export class SafeStartLimit {
   }
 
   get status(): SafeStartStatus {
-    return { limit: this.value, phase: this.#phase, ttfbBaselineMs: this.#baselineMs ?? null, ttfbRecentMs: this.#recentMs() ?? null };
+    return { limit: this.value, phase: this.#phase, ttfbBaselineMs: this.#ttfb.baselineMs ?? null, ttfbRecentMs: this.#ttfb.recentMs ?? null };
   }
 
   /** A request was sent; `inFlight` counts it. */
@@ -141,7 +140,6 @@ export class SafeStartLimit {
    * next request will get, `inFlight` the requests open now.
    */
   firstByte(token: number, ttfbMs: number, inFlight: number, nextToken: number): void {
-    this.#observeTtfb(ttfbMs);
     if (this.#phase === 'learned') return;
     if (ttfbMs > this.#threshold()) {
       // One slow stream (a long prompt) is no queue; most of the last few being slow is.
@@ -211,26 +209,11 @@ export class SafeStartLimit {
   }
 
   #threshold(): number {
-    return (this.#baselineMs ?? Number.POSITIVE_INFINITY) * this.#settings.ttfbTolerance + TTFB_SLACK_MS;
+    return (this.#ttfb.baselineMs ?? Number.POSITIVE_INFINITY) * this.#settings.ttfbTolerance + TTFB_SLACK_MS;
   }
 
   #ttfbOk(): boolean {
-    const recent = this.#recentMs();
+    const recent = this.#ttfb.recentMs;
     return recent === undefined || this.#phase === 'learned' || recent <= this.#threshold();
-  }
-
-  #recentMs(): number | undefined {
-    if (this.#recent.length === 0) return undefined;
-    const sorted = [...this.#recent].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)];
-  }
-
-  #observeTtfb(ms: number): void {
-    if (this.#recent.length === RECENT) this.#recent.shift();
-    this.#recent.push(ms);
-    const recent = this.#recentMs() as number;
-    // The baseline is the lowest typical value seen (the median resists single fast outliers).
-    if (this.#baselineMs === undefined || recent < this.#baselineMs) this.#baselineMs = recent;
-    else this.#baselineMs += BASELINE_DRIFT * (recent - this.#baselineMs);
   }
 }

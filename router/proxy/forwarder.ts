@@ -35,7 +35,7 @@ export interface LoadRecorder {
   begin(state: EndpointState): number;
   /** A stream's first response body byte arrived `ttfbMs` after the attempt was sent (never for non-streamed requests, whose first byte is the whole answer). */
   firstByte(state: EndpointState, token: number, ttfbMs: number): void;
-  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind): void;
+  settle(state: EndpointState, token: number, failure?: UpstreamFailureKind, serviceMs?: number): void;
 }
 
 /** The metrics the forwarder records. */
@@ -322,7 +322,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     const exchange = this.exchange;
     if (!exchange.committed) exchange.writeHead(this.status, this.headers ?? {});
     exchange.request.res.end();
-    this.settle(this.status >= 500 ? 'status_5xx' : undefined);
+    this.settle(this.status >= 500 ? 'status_5xx' : undefined, this.status < 300 ? performance.now() - this.sentAt : undefined);
     // Counted apart from the router's own 5xx answers, so alerts can tell the two apart.
     if (this.status >= 500) exchange.deps.metrics.countUpstreamError(this.target, 'status_5xx');
     exchange.finish(this.status);
@@ -350,11 +350,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
   }
 
-  settle(failure: UpstreamFailureKind | undefined): void {
+  /** `serviceMs`: send to last byte of a complete successful answer. */
+  settle(failure: UpstreamFailureKind | undefined, serviceMs?: number): void {
     if (this.settled) return;
     this.settled = true;
     if (this.isRetry) this.exchange.deps.retryBudget.release();
-    this.exchange.deps.load.settle(this.target, this.loadToken, failure);
+    this.exchange.deps.load.settle(this.target, this.loadToken, failure, serviceMs);
   }
 }
 

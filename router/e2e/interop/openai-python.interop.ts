@@ -69,7 +69,7 @@ describe('openai Python SDK through switchyard', { timeout: 300_000 }, () => {
     for (const engine of [...engines, shedEngine]) await engine.listen();
     router = await startRouter(engines.flatMap((e) => ['--backend', e.url]), engines.length);
     const config = join(configDir, 'shed.json');
-    writeFileSync(config, JSON.stringify({ load: { capacity: { [shedEngine.url]: 1 } }, admission: { maxWaiting: 0 } }));
+    writeFileSync(config, JSON.stringify({ load: { capacity: { [shedEngine.url]: 1 } }, admission: { maxWaiting: 0, queueLength: 0 } }));
     shedRouter = await startRouter(['--backend', shedEngine.url, '--config', config], 1);
     const run = await runPython(
       python,

@@ -11,8 +11,8 @@ import { PRIORITY_LIMITS, type Priority } from '../priority.ts';
 
 /** Saturation thresholds. */
 export interface SaturationThresholds {
-  /** Estimated waiting requests at which an endpoint is saturated. */
-  readonly maxWaiting: number;
+  /** Estimated waiting requests at which an endpoint is saturated; undefined: each endpoint's own queue allowance (the adaptive default). */
+  readonly maxWaiting?: number | undefined;
   /** KV-cache usage (0-1) at which an endpoint is saturated. */
   readonly kvCacheThreshold: number;
   /** Router in-flight requests to one endpoint at which it is saturated (0: off). */
@@ -28,17 +28,19 @@ export interface SaturationInputs {
   readonly inFlight: number;
   /** Requests this router may have open to the endpoint (the safe start for unknown capacity); undefined: no such limit. */
   readonly concurrencyLimit?: number | undefined;
+  /** Requests the engine may keep waiting, bounded in time (router/load/endpoint-state.ts); used when no fixed maxWaiting is set. */
+  readonly queueAllowance: number;
 }
 
 /**
  * True when `endpoint` is saturated for a request of `priority`: when
  * sending it one more request would make its estimated queue longer than
- * `maxWaiting` (so `maxWaiting: 0` admits only into free batch slots). Low
- * priority sees only part of the waiting budget, so it is turned away
- * before normal and high-priority work is.
+ * `maxWaiting`, or by default the endpoint's queue allowance (so 0 admits
+ * only into free batch slots). Low priority sees only part of the waiting
+ * budget, so it is turned away before normal and high-priority work is.
  */
 export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
-  const maxWaiting = thresholds.maxWaiting * PRIORITY_LIMITS[priority].waiting;
+  const maxWaiting = (thresholds.maxWaiting ?? endpoint.queueAllowance) * PRIORITY_LIMITS[priority].waiting;
   const waitingAfter = endpoint.estimatedWaiting + (endpoint.wouldQueue ? 1 : 0);
   return (
     waitingAfter > maxWaiting ||

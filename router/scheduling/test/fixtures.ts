@@ -6,11 +6,12 @@ import type { PickContext } from '../pick.ts';
 /** A test candidate: plain data with the fields scheduling reads. */
 export interface FakeCandidate extends Candidate {
   estimatedWaiting: number;
+  queueAllowance: number;
 }
 
 /** A candidate named `id` with load score `loadScore`, idle otherwise. */
 export function ep(id: string, loadScore = 0, extra: Partial<FakeCandidate> = {}): FakeCandidate {
-  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, wouldQueue: false, ...extra };
+  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, queueAllowance: 0, wouldQueue: false, ...extra };
 }
 
 /** `n` idle candidates pod-0..pod-(n-1). */

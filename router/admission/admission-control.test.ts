@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RequestFacts } from '../scheduling/candidate.ts';
+import type { Schedule } from '../scheduling/profile.ts';
+import { AdmissionControl, type ShedReason } from './admission-control.ts';
+import { WaitQueue } from './wait-queue.ts';
+
+interface Engine {
+  readonly estimatedWaiting: number;
+  readonly queueAllowance: number;
+  completionRate(): number;
+}
+
+/** Two saturated engines finishing 5 requests a second each. */
+const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, completionRate: () => 5 }));
+const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, bodyBytes: 10 };
+
+function admission(queue: WaitQueue<Engine>, shed: ShedReason[]): AdmissionControl<Engine> {
+  return new AdmissionControl<Engine>({
+    decide: (): Schedule<Engine> => ({ kind: 'saturated', candidates: engines }),
+    queue,
+    limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
+    gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
+    maxWaiting: undefined,
+    observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
+    now: () => 0,
+  });
+}
+
+describe('admission into the router queue', () => {
+  it('queues while the queue ahead drains within the deadline, and sheds beyond it at once with when it would fit', async () => {
+    // 10 requests a second drain the fleet: 10 ahead wait 1 s, the deadline.
+    const queue = new WaitQueue<Engine>({ maxLength: 1_000, maxWaitMs: 1_000 });
+    const shed: ShedReason[] = [];
+    const control = admission(queue, shed);
+    const signal = new AbortController().signal;
+    const queued = Array.from({ length: 10 }, () => control.admit(facts, 'normal', signal));
+    assert.equal(queue.length, 10, 'a burst that drains within the deadline waits whole');
+    const over = await control.admit(facts, 'normal', signal);
+    assert.equal(over.kind, 'reject');
+    if (over.kind === 'reject') {
+      assert.equal(over.error.status, 429);
+      assert.equal(over.error.retryAfterSeconds, 1, '11 ahead of 10 per second: 0.1 s past the deadline, rounded up');
+    }
+    assert.deepEqual(shed, ['queue_full']);
+    // High priority queues ahead of normal work, so normal waiters do not count against it.
+    const high = control.admit(facts, 'high', signal);
+    assert.equal(queue.length, 11);
+    const results = await Promise.all([...queued, high]);
+    assert.ok(results.every((r) => r.kind === 'reject' && r.error.code === 'SWITCHYARD_QUEUE_TIMEOUT'), 'still saturated at the deadline');
+  });
+
+  it('without a known drain rate (a cold router) queues up to the length and lets the deadline decide', async () => {
+    const queue = new WaitQueue<Engine>({ maxLength: 3, maxWaitMs: 50 });
+    const shed: ShedReason[] = [];
+    const cold = engines.map((e) => ({ ...e, completionRate: () => 0 }));
+    const control = new AdmissionControl<Engine>({
+      decide: () => ({ kind: 'saturated', candidates: cold }),
+      queue,
+      limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
+      gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
+      maxWaiting: undefined,
+      observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
+      now: () => 0,
+    });
+    const signal = new AbortController().signal;
+    await Promise.all(Array.from({ length: 4 }, () => control.admit(facts, 'normal', signal)));
+    assert.deepEqual(shed.sort(), ['queue_full', 'queue_timeout', 'queue_timeout', 'queue_timeout']);
+  });
+});
