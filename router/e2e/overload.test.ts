@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EventLoopLagMonitor } from '../admission/event-loop-lag.ts';
-import { errorOf, holdOnEngine, postJson, send, sseData, startFleet, waitFor, type Fleet } from './harness.ts';
+import { EngineSimulator } from '../../loadtest/sim/server.ts';
+import { errorOf, holdOnEngine, postJson, send, sseData, startFleet, startRouter, waitFor, type Fleet } from './harness.ts';
 
 const MODEL = 'm-over';
 const INTERVAL_MS = 100;
@@ -213,5 +217,34 @@ describe('upstream connection cap', () => {
     assert.equal(engine.requests, 2);
     controller.abort();
     await Promise.all(held);
+  });
+});
+
+describe('the adaptive engine queue (no fixed maxWaiting)', () => {
+  let fleet: Fleet;
+  let dir: string;
+  before(async () => {
+    // 16 slots, ~100 ms to first token, ~200 ms per answer: it drains ~80 a second, 4 in half its first-byte time.
+    const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 16, ttftMs: 100, itlMs: 10, outputTokens: 9 } });
+    await engine.listen();
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-allowance-'));
+    const config = join(dir, 'router.json');
+    writeFileSync(config, JSON.stringify({ load: { capacity: { [engine.url]: 16 } } }));
+    const started = await startRouter(['--backend', engine.url, '--config', config], 1);
+    fleet = { ...started, engines: [engine], close: async () => (await started.router.close(), await engine.close()) };
+  });
+  after(async () => {
+    await fleet.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("derives each engine's queue from what it drains in half its unloaded time to first byte", async () => {
+    const debug = async () => ((await (await fetch(`${fleet.admin}/debug/endpoints`)).json()) as { endpoints: { load: { queueAllowance: number; meanAnswerMs: number | null } }[] }).endpoints[0]?.load;
+    assert.equal((await debug())?.queueAllowance, 0, 'nothing known yet: free batch slots only');
+    for (let i = 0; i < 8; i++) assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, { ...chat, stream: true })).status, 200);
+    const load = await debug();
+    assert.ok(load?.meanAnswerMs !== null && (load?.meanAnswerMs ?? 0) >= 190, `mean answer ${String(load?.meanAnswerMs)} ms`);
+    // 16 / ~200 ms × ~100 ms × 0.5 = 4; timers that fire late make the answer a little longer.
+    assert.ok(load !== undefined && load.queueAllowance >= 3 && load.queueAllowance <= 4, `allowance ${String(load?.queueAllowance)}`);
   });
 });

@@ -53,6 +53,9 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
           capacity: state.capacity ?? null,
           capacitySource: state.endpoint.capacity !== undefined ? 'configured' : state.learnedCapacity !== undefined ? 'learned' : 'unknown',
           sentSinceScrape: state.sentSinceScrape,
+          // Waiting the engine may keep when no fixed admission.maxWaiting is set, and what it derives from.
+          queueAllowance: state.queueAllowance,
+          meanAnswerMs: state.serviceMs === undefined ? null : Math.round(state.serviceMs),
           // The safe-start limit while it is in force (no configured capacity), else null.
           safeStart: state.concurrencyLimit === undefined ? null : (state.safeStart?.status ?? null),
         },

@@ -46,11 +46,25 @@ function table(rows: readonly CompatRow[]): string {
   return lines.join('\n');
 }
 
+const NOTES = `## Notes
+
+- GuideLLM, run by hand: \`guidellm run --backend kind=openai_http,target=http://ROUTER,model=sim-model
+  --profile kind=concurrent,streams=8 --constraint kind=max_requests,count=200
+  --data kind=synthetic_text,prompt_tokens=128,output_tokens=64 --tokenizer kind=hf_auto,model=TOKENIZER_DIR\`
+  with \`HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1\`, against a router in front of one simulator.
+- The OpenAI SDKs retry a 429 after its \`Retry-After\` exactly (measured 2.001-2.004 s for 2 s, Node
+  and Python); switchyard sends no \`retry-after-ms\` (its estimate has no sub-second precision to
+  add) and no \`x-should-retry\` (the SDKs' own rule, retry 408, 409, 429 and 5xx, matches what
+  switchyard's answers mean).
+- AIPerf's plain \`--concurrency\` mode polls for a free slot without sleeping and takes about one
+  core at any load; the suite adds \`--request-rate\` pacing to keep the client under half a core.
+`;
+
 /** The page for `rows` (suite rows and manual rows together). */
 export function renderPage(rows: readonly CompatRow[]): string {
   const clients = rows.filter((r) => r.area === 'client');
   const engines = rows.filter((r) => r.area === 'engine');
-  return `${HEADER}\n## Clients\n\n${table(clients)}\n\n## Engines\n\n${table(engines)}\n`;
+  return `${HEADER}\n## Clients\n\n${table(clients)}\n\n## Engines\n\n${table(engines)}\n\n${NOTES}`;
 }
 
 function manualRows(): CompatRow[] {
