@@ -59,12 +59,14 @@ interface Options {
   readonly out: string;
   /** CI: short runs, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing). */
   readonly smoke: boolean;
+  /** Parts to run (`slow`, `fast`, `burst`); all by default. A partial run writes no verdict. */
+  readonly only: ReadonlySet<string> | undefined;
 }
 
 function options(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, quiet: { type: 'boolean', default: false }, out: { type: 'string' } },
+    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, quiet: { type: 'boolean', default: false }, out: { type: 'string' }, only: { type: 'string' } },
   });
   const quick = values.quick === true || values.smoke === true;
   return {
@@ -76,6 +78,7 @@ function options(argv: readonly string[]): Options {
     burstConcurrency: quick ? 500 : 2_000,
     out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
     smoke: values.smoke === true,
+    only: values.only === undefined ? undefined : new Set(values.only.split(',')),
   };
 }
 
@@ -287,6 +290,7 @@ export async function overload(argv: readonly string[]): Promise<number> {
   const pinned = canPin();
   // This process is the clients (and the engines); the router and the /livez probe run at normal priority.
   deprioritiseSelf();
+  if (opts.only !== undefined) return partial(opts, pinned);
   const slow = await fleetRuns('Small slow engines', SLOW_FLEET, [
     { name: '3×, maxWaiting 0, no router queue', admission: SHED_AT_ONCE(0) },
     { name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) },
@@ -314,6 +318,17 @@ export async function overload(argv: readonly string[]): Promise<number> {
   writeResults(opts.out, 'overload', facts, { ...data, verdict }, md, charts);
   const decisive = opts.smoke ? verdict.checks.filter((c) => c.correctness) : verdict.checks;
   return decisive.every((c) => c.pass) ? 0 : 1;
+}
+
+/** Only the parts `--only` names, logged and not judged: for looking into one of them. */
+async function partial(opts: Options, pinned: boolean): Promise<number> {
+  if (opts.only?.has('slow')) await fleetRuns('Small slow engines', SLOW_FLEET, [], opts, pinned);
+  if (opts.only?.has('fast')) await fleetRuns('A large fast engine', FAST_FLEET, [], opts, pinned);
+  if (opts.only?.has('burst')) {
+    const result = await burst('defaults', [], opts, pinned);
+    console.error(`burst, defaults: ${JSON.stringify(result.statuses)} in ${result.seconds.toFixed(1)} s, p50 ${result.latencyMs.p50.toFixed(0)} ms`);
+  }
+  return 0;
 }
 
 runIfMain(import.meta.url, overload);

@@ -8,11 +8,12 @@ import { WaitQueue } from './wait-queue.ts';
 interface Engine {
   readonly estimatedWaiting: number;
   readonly queueAllowance: number;
+  readonly capacity: number | undefined;
   completionRate(): number;
 }
 
-/** Two saturated engines finishing 5 requests a second each. */
-const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, completionRate: () => 5 }));
+/** Two saturated engines of known capacity finishing 5 requests a second each. */
+const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, capacity: 4, completionRate: () => 5 }));
 const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, bodyBytes: 10 };
 
 function admission(queue: WaitQueue<Engine>, shed: ShedReason[]): AdmissionControl<Engine> {
@@ -28,9 +29,9 @@ function admission(queue: WaitQueue<Engine>, shed: ShedReason[]): AdmissionContr
 }
 
 describe('admission into the router queue', () => {
-  it('queues while the queue ahead drains within the deadline, and sheds beyond it at once with when it would fit', async () => {
-    // 10 requests a second drain the fleet: 10 ahead wait 1 s, the deadline.
-    const queue = new WaitQueue<Engine>({ maxLength: 1_000, maxWaitMs: 1_000 });
+  it('queues while the queue ahead drains within 80% of the deadline, and sheds beyond it at once with when it would fit', async () => {
+    // 10 requests a second drain the fleet: 10 ahead wait 1 s, 80% of the deadline.
+    const queue = new WaitQueue<Engine>({ maxLength: 1_000, maxWaitMs: 1_250 });
     const shed: ShedReason[] = [];
     const control = admission(queue, shed);
     const signal = new AbortController().signal;
@@ -50,10 +51,13 @@ describe('admission into the router queue', () => {
     assert.ok(results.every((r) => r.kind === 'reject' && r.error.code === 'SWITCHYARD_QUEUE_TIMEOUT'), 'still saturated at the deadline');
   });
 
-  it('without a known drain rate (a cold router) queues up to the length and lets the deadline decide', async () => {
+  for (const [why, cold] of [
+    ['nothing finished lately', engines.map((e) => ({ ...e, completionRate: () => 0 }))],
+    ["an engine's capacity is still unknown (the safe start holds its rate down)", engines.map((e, i) => ({ ...e, capacity: i === 0 ? undefined : e.capacity }))],
+  ] as const) {
+  it(`without a rate that says what the fleet drains (${why}), queues up to the length and lets the deadline decide`, async () => {
     const queue = new WaitQueue<Engine>({ maxLength: 3, maxWaitMs: 50 });
     const shed: ShedReason[] = [];
-    const cold = engines.map((e) => ({ ...e, completionRate: () => 0 }));
     const control = new AdmissionControl<Engine>({
       decide: () => ({ kind: 'saturated', candidates: cold }),
       queue,
@@ -67,4 +71,5 @@ describe('admission into the router queue', () => {
     await Promise.all(Array.from({ length: 4 }, () => control.admit(facts, 'normal', signal)));
     assert.deepEqual(shed.sort(), ['queue_full', 'queue_timeout', 'queue_timeout', 'queue_timeout']);
   });
+  }
 });

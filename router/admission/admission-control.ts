@@ -25,8 +25,14 @@ export interface AdmissionObserver {
   waited(seconds: number): void;
 }
 
+/** What admission reads of a candidate: its drain, and whether its capacity is known. */
+export interface AdmissionCandidate extends DrainInputs {
+  /** Max concurrent sequences, configured or learned; undefined while unknown (the safe start is still finding it). */
+  readonly capacity: number | undefined;
+}
+
 /** Collaborators of {@link AdmissionControl}. */
-export interface AdmissionControlDeps<T extends DrainInputs> {
+export interface AdmissionControlDeps<T extends AdmissionCandidate> {
   decide(facts: RequestFacts, priority: Priority): Schedule<T>;
   readonly queue: WaitQueue<T>;
   readonly limits: PressureLimits;
@@ -49,7 +55,15 @@ const PRESSURE_MESSAGES: Readonly<Record<PressureReason, [SwitchyardError['code'
   event_loop_lag: ['SWITCHYARD_EVENT_LOOP_LAG', 'The router is momentarily overloaded; retry shortly.'],
 };
 
-export class AdmissionControl<T extends DrainInputs> {
+/**
+ * The share of the queue's deadline the expected wait may fill. The estimate
+ * is noisy (arrivals and the rate both vary), and a request admitted at the
+ * very edge would as likely wait the whole deadline and then be shed: the
+ * worst answer of all.
+ */
+const GATE_SHARE = 0.8;
+
+export class AdmissionControl<T extends AdmissionCandidate> {
   readonly #deps: AdmissionControlDeps<T>;
 
   constructor(deps: AdmissionControlDeps<T>) {
@@ -110,10 +124,13 @@ export class AdmissionControl<T extends DrainInputs> {
 
   /**
    * Seconds by which the expected wait of a newcomer of `priority` (the
-   * queue ahead of it over the candidates' completion rate) passes the
-   * queue's deadline; 0 when it fits, when nobody is ahead (it waits only
-   * for the engines' current work, which the deadline bounds) or when no
-   * rate is known yet (the deadline then decides).
+   * queue ahead of it over the candidates' completion rate) passes
+   * {@link GATE_SHARE} of the queue's deadline; 0 when it fits, when nobody
+   * is ahead (it waits only for the engines' current work, which the
+   * deadline bounds), or while the rate says little of what the fleet will
+   * drain: some candidate's capacity is still unknown (the safe start holds
+   * it below what it can take) or nothing finished lately. The deadline
+   * then decides.
    */
   #expectedWaitBeyondDeadline(candidates: readonly T[], priority: Priority): number {
     const deps = this.#deps;
@@ -121,9 +138,12 @@ export class AdmissionControl<T extends DrainInputs> {
     if (ahead === 0) return 0;
     const now = deps.now();
     let rate = 0;
-    for (const candidate of candidates) rate += candidate.completionRate(now);
+    for (const candidate of candidates) {
+      if (candidate.capacity === undefined) return 0;
+      rate += candidate.completionRate(now);
+    }
     if (rate <= 0) return 0;
-    return Math.max(0, (ahead + 1) / rate - deps.queue.maxWaitMs / 1000);
+    return Math.max(0, (ahead + 1) / rate - (GATE_SHARE * deps.queue.maxWaitMs) / 1000);
   }
 
   #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[], retryAfterS?: number): AdmissionResult<T> {

@@ -244,7 +244,8 @@ describe('the adaptive engine queue (no fixed maxWaiting)', () => {
     for (let i = 0; i < 8; i++) assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, { ...chat, stream: true })).status, 200);
     const load = await debug();
     assert.ok(load?.meanAnswerMs !== null && (load?.meanAnswerMs ?? 0) >= 190, `mean answer ${String(load?.meanAnswerMs)} ms`);
-    // 16 / ~200 ms × ~100 ms × 0.5 = 4; timers that fire late make the answer a little longer.
-    assert.ok(load !== undefined && load.queueAllowance >= 3 && load.queueAllowance <= 4, `allowance ${String(load?.queueAllowance)}`);
+    // 16 / ~200 ms × ~100 ms × 0.5 = 4, plus 16 / ~200 ms × 25 ms (the send guard) = 2; timers that fire
+    // late make the answer a little longer.
+    assert.ok(load !== undefined && load.queueAllowance >= 4 && load.queueAllowance <= 6, `allowance ${String(load?.queueAllowance)}`);
   });
 });

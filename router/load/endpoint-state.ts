@@ -434,7 +434,9 @@ export class EndpointState {
    * Requests the engine may keep waiting in its own queue, when no fixed
    * `admission.maxWaiting` is set: what it drains (capacity over the mean
    * answer time) in half its unloaded time to first byte, so a queued
-   * request's wait there stays bounded in time whatever the engine's size.
+   * request's wait there stays bounded in time whatever the engine's size,
+   * plus what it drains within the send guard, the room the estimate's
+   * deliberate over-count takes after each scrape.
    * 0 until capacity (configured or learned), answer time and first-byte
    * baseline are known: the router's own queue holds the rest meanwhile.
    */
@@ -442,7 +444,10 @@ export class EndpointState {
     const capacity = this.capacity;
     const baselineMs = this.#ttfb.baselineMs;
     if (capacity === undefined || baselineMs === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return 0;
-    return Math.floor((capacity / this.#serviceMs) * baselineMs * QUEUE_SHARE_OF_TTFB);
+    const drainPerMs = capacity / this.#serviceMs;
+    // Requests sent within the send guard before a scrape count twice until they finish (the safe
+    // error, see markScrapeStart): what the engine drains in that time is room the estimate lacks.
+    return Math.floor(drainPerMs * baselineMs * QUEUE_SHARE_OF_TTFB) + Math.floor(drainPerMs * SEND_GUARD_MS);
   }
 
   /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
