@@ -16,9 +16,9 @@ interface Engine {
 const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, capacity: 4, completionRate: () => 5 }));
 const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, bodyBytes: 10 };
 
-function admission(queue: WaitQueue<Engine>, shed: ShedReason[]): AdmissionControl<Engine> {
+function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: readonly Engine[] = engines): AdmissionControl<Engine> {
   return new AdmissionControl<Engine>({
-    decide: (): Schedule<Engine> => ({ kind: 'saturated', candidates: engines }),
+    decide: (): Schedule<Engine> => ({ kind: 'saturated', candidates }),
     queue,
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
@@ -58,15 +58,7 @@ describe('admission into the router queue', () => {
   it(`without a rate that says what the fleet drains (${why}), queues up to the length and lets the deadline decide`, async () => {
     const queue = new WaitQueue<Engine>({ maxLength: 3, maxWaitMs: 50 });
     const shed: ShedReason[] = [];
-    const control = new AdmissionControl<Engine>({
-      decide: () => ({ kind: 'saturated', candidates: cold }),
-      queue,
-      limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
-      gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
-      maxWaiting: undefined,
-      observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
-      now: () => 0,
-    });
+    const control = admission(queue, shed, cold);
     const signal = new AbortController().signal;
     await Promise.all(Array.from({ length: 4 }, () => control.admit(facts, 'normal', signal)));
     assert.deepEqual(shed.sort(), ['queue_full', 'queue_timeout', 'queue_timeout', 'queue_timeout']);
