@@ -44,7 +44,7 @@ const SCENARIOS: readonly ScenarioEntry[] = [
   {
     name: 'overload',
     title: 'Overload: 3× fleet capacity',
-    about: 'Three engines (4/4/64 slots, ~1 s per request) offered three times what they serve, shedding on (maxWaiting 0 and the default 5) and off, then a 10,000-request burst and 3,000 new connections in a second. Bars from the admission issue: served near capacity, admitted TTFT near unloaded, no 5xx or resets, fast 429s, `/livez` unaffected.',
+    about: "Small slow engines (4/4/64 slots, ~1 s per request) and a fast one (16 slots, ~110 ms) offered three times what they serve through a router with its default admission, and with the fixed settings it replaced for contrast; then the crash report's 10,000-request burst against engines that drain it in ~16 s, with the defaults and with shedding at once, and 3,000 new connections in a second. Bars from the admission issues, on the defaults: engines ≥ 95% busy, engine-side TTFT p99 within 2× unloaded, client-side TTFT p99 within the router queue's deadline, excess answered 429 at once, no 5xx or resets, the burst served whole, `/livez` unaffected.",
     run: async (argv) => (await import('../scenarios/overload.ts')).overload(argv),
   },
   {
