@@ -15,9 +15,9 @@ const chat = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
 const fleets: Fleet[] = [];
 after(() => Promise.all(fleets.map((fleet) => fleet.close())));
 
-/** A fleet whose one engine (1 running, 2 waiting) is saturated for `--admission-max-waiting 2`, as the router has scraped it. */
+/** A fleet whose one engine (1 running, 2 waiting) is saturated for `--admission-max-waiting 2`, as the router has scraped it; no router queue, so a saturated request is shed at once. */
 async function saturatedFleet(flags: string[]): Promise<Fleet> {
-  const fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', '100', '--admission-max-waiting', '2', ...flags]);
+  const fleet = await startFleet([{ model: MODEL, knobs: { maxSeqs: 1, ttftMs: 0, itlMs: 0 } }], ['--scrape-interval-ms', '100', '--admission-max-waiting', '2', '--admission-queue-length', '0', ...flags]);
   fleets.push(fleet);
   const engine = fleet.engines[0] as EngineSimulator;
   const hold = new AbortController();
