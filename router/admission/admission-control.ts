@@ -11,7 +11,7 @@ import type { RequestFacts } from '../scheduling/candidate.ts';
 import type { Schedule } from '../scheduling/profile.ts';
 import type { Priority } from '../scheduling/priority.ts';
 import { pressureReason, type PressureGauges, type PressureLimits, type PressureReason } from './router-pressure.ts';
-import { retryAfterSeconds, type DrainInputs } from './retry-after.ts';
+import { retryAfterSeconds, wholeRetrySeconds, type DrainInputs } from './retry-after.ts';
 import type { WaitQueue } from './wait-queue.ts';
 
 /** Why a request was shed; the `reason` label of the shed metric. */
@@ -149,7 +149,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
   #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[], retryAfterS?: number): AdmissionResult<T> {
     const deps = this.#deps;
     deps.observer.shed(reason, priority);
-    const seconds = retryAfterS !== undefined ? Math.min(60, Math.max(1, Math.ceil(retryAfterS))) : retryAfterSeconds(candidates, deps.maxWaiting, deps.queue.length, deps.now());
+    const seconds = retryAfterS !== undefined ? wholeRetrySeconds(retryAfterS) : retryAfterSeconds(candidates, deps.maxWaiting, deps.queue.length, deps.now());
     const code = reason === 'queue_timeout' ? 'SWITCHYARD_QUEUE_TIMEOUT' : 'SWITCHYARD_OVERLOADED';
     const message =
       reason === 'queue_timeout'

@@ -29,5 +29,10 @@ export function retryAfterSeconds(candidates: readonly DrainInputs[], maxWaiting
     rate += candidate.completionRate(now);
   }
   if (rate <= 0) return UNKNOWN_RATE_S;
-  return Math.min(MAX_S, Math.max(MIN_S, Math.ceil(excess / rate)));
+  return wholeRetrySeconds(excess / rate);
+}
+
+/** A wait of `seconds` as a Retry-After: whole seconds, 1-60. */
+export function wholeRetrySeconds(seconds: number): number {
+  return Math.min(MAX_S, Math.max(MIN_S, Math.ceil(seconds)));
 }

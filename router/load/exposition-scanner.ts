@@ -45,7 +45,8 @@ const WANTED: readonly Wanted[] = DIALECTS.flatMap((dialect, index) =>
 /**
  * Wanted names grouped by first character, then by the character where the
  * group's names first differ (`vllm:` + n/k/g): a bucket line of a family we
- * do not read is rejected by two typed-array reads, without a string compare.
+ * do not read is rejected by a typed-array read and a map lookup, without a
+ * string compare.
  */
 interface FirstCharGroup {
   /** Index of the character that tells the group's names apart (their common prefix's length). */
