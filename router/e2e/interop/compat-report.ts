@@ -12,7 +12,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readRows, type CompatRow } from './compat-rows.ts';
+import { pageOrder, readRows, type CompatRow } from './compat-rows.ts';
 
 const PAGE = fileURLToPath(new URL('../../../docs/compatibility.md', import.meta.url));
 const MANUAL = fileURLToPath(new URL('./manual-rows.json', import.meta.url));
@@ -72,7 +72,7 @@ function manualRows(): CompatRow[] {
 }
 
 function main(): number {
-  const rows = [...readRows(), ...manualRows()].sort((a, b) => a.area.localeCompare(b.area) || a.subject.localeCompare(b.subject) || a.exercised.localeCompare(b.exercised));
+  const rows = [...readRows(), ...manualRows()].sort(pageOrder);
   const page = renderPage(rows);
   if (process.argv.includes('--check')) {
     let current = '';

@@ -37,7 +37,12 @@ export function recordRow(row: CompatRow): void {
   writeFileSync(join(ROWS_DIR, `${name}.json`), JSON.stringify(row, null, 2) + '\n');
 }
 
-/** Every recorded row, engines after clients, each group sorted by subject then exercised. */
+/** The page's order: clients before engines, then by subject, then by what was exercised. */
+export function pageOrder(a: CompatRow, b: CompatRow): number {
+  return a.area.localeCompare(b.area) || a.subject.localeCompare(b.subject) || a.exercised.localeCompare(b.exercised);
+}
+
+/** Every recorded row, in {@link pageOrder}. */
 export function readRows(dir = ROWS_DIR): CompatRow[] {
   let files: string[];
   try {
@@ -46,5 +51,5 @@ export function readRows(dir = ROWS_DIR): CompatRow[] {
     return [];
   }
   const rows = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CompatRow);
-  return rows.sort((a, b) => a.area.localeCompare(b.area) || a.subject.localeCompare(b.subject) || a.exercised.localeCompare(b.exercised));
+  return rows.sort(pageOrder);
 }
