@@ -48,7 +48,7 @@
  * settle and scrape.
  */
 
-import { TtfbBaseline } from './ttfb-baseline.ts';
+import type { TtfbBaseline } from './ttfb-baseline.ts';
 
 /** Safe-start settings (from `load.safeStart` and `admission.maxWaiting`). */
 export interface SafeStartSettings {
@@ -110,7 +110,7 @@ export class SafeStartLimit {
   #backoffBefore = 0;
 
   /** `ttfb` is the endpoint's first-byte baseline, fed by the endpoint before {@link firstByte} is called. */
-  constructor(settings: SafeStartSettings, ttfb: TtfbBaseline = new TtfbBaseline()) {
+  constructor(settings: SafeStartSettings, ttfb: TtfbBaseline) {
     this.#settings = settings;
     this.#ttfb = ttfb;
     this.#limit = Math.max(MIN_LIMIT, settings.initialLimit);
