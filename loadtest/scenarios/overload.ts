@@ -181,7 +181,7 @@ async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: 
   const capacity = fleetCapacityPerS(fleet, serviceMs);
   console.error(`${label}: capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
   const log = (run: OverloadRun) =>
-    console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}`);
+    console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p50 ${run.engineTtftMs.p50.toFixed(0)} / p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}, peak waiting ${run.peakWaiting.join('/')}`);
   const unloaded = await play({ name: 'unloaded (0.2×)', fleet, ratePerS: capacity * 0.2, admission: [], withProbe: false }, { ...opts, durationS: Math.min(opts.durationS, 15) }, pinned);
   log(unloaded);
   const defaults = await play({ name: '3× capacity', fleet, ratePerS: capacity * 3, admission: [], withProbe: true }, opts, pinned);

@@ -9,11 +9,11 @@ interface Engine {
   readonly estimatedWaiting: number;
   readonly queueAllowance: number;
   readonly capacity: number | undefined;
-  completionRate(): number;
+  drainRate(): number;
 }
 
 /** Two saturated engines of known capacity finishing 5 requests a second each. */
-const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, capacity: 4, completionRate: () => 5 }));
+const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, capacity: 4, drainRate: () => 5 }));
 const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, bodyBytes: 10 };
 
 function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: readonly Engine[] = engines): AdmissionControl<Engine> {
@@ -52,7 +52,7 @@ describe('admission into the router queue', () => {
   });
 
   for (const [why, cold] of [
-    ['nothing finished lately', engines.map((e) => ({ ...e, completionRate: () => 0 }))],
+    ['nothing finished lately', engines.map((e) => ({ ...e, drainRate: () => 0 }))],
     ["an engine's capacity is still unknown (the safe start holds its rate down)", engines.map((e, i) => ({ ...e, capacity: i === 0 ? undefined : e.capacity }))],
   ] as const) {
   it(`without a rate that says what the fleet drains (${why}), queues up to the length and lets the deadline decide`, async () => {

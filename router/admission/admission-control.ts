@@ -124,7 +124,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
 
   /**
    * Seconds by which the expected wait of a newcomer of `priority` (the
-   * queue ahead of it over the candidates' completion rate) passes
+   * queue ahead of it over the candidates' drain rate) passes
    * {@link GATE_SHARE} of the queue's deadline; 0 when it fits, when nobody
    * is ahead (it waits only for the engines' current work, which the
    * deadline bounds), or while the rate says little of what the fleet will
@@ -140,7 +140,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     let rate = 0;
     for (const candidate of candidates) {
       if (candidate.capacity === undefined) return 0;
-      rate += candidate.completionRate(now);
+      rate += candidate.drainRate(now);
     }
     if (rate <= 0) return 0;
     return Math.max(0, (ahead + 1) / rate - (GATE_SHARE * deps.queue.maxWaitMs) / 1000);

@@ -76,7 +76,7 @@ describe('router pressure', () => {
 });
 
 describe('Retry-After', () => {
-  const candidate = (estimatedWaiting: number, rate: number, queueAllowance = 0) => ({ estimatedWaiting, queueAllowance, completionRate: () => rate });
+  const candidate = (estimatedWaiting: number, rate: number, queueAllowance = 0) => ({ estimatedWaiting, queueAllowance, drainRate: () => rate });
   it('divides the backlog beyond the queue budget by the drain rate, 1 s at least', () => {
     assert.equal(retryAfterSeconds([candidate(25, 2), candidate(5, 3)], 5, 0, 0), Math.ceil((21 + 1) / 5));
     assert.equal(retryAfterSeconds([candidate(5, 100)], 5, 0, 0), 1);

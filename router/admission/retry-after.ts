@@ -10,8 +10,8 @@ export interface DrainInputs {
   readonly estimatedWaiting: number;
   /** Waiting the endpoint may keep when no fixed maxWaiting is set. */
   readonly queueAllowance: number;
-  /** Requests finished per second. */
-  completionRate(now: number): number;
+  /** Requests per second it finishes when full (see `EndpointState.drainRate`). */
+  drainRate(now: number): number;
 }
 
 /** Bounds of the answer (s). */
@@ -26,7 +26,7 @@ export function retryAfterSeconds(candidates: readonly DrainInputs[], maxWaiting
   let rate = 0;
   for (const candidate of candidates) {
     excess += Math.max(0, candidate.estimatedWaiting - (maxWaiting ?? candidate.queueAllowance) + 1);
-    rate += candidate.completionRate(now);
+    rate += candidate.drainRate(now);
   }
   if (rate <= 0) return UNKNOWN_RATE_S;
   return wholeRetrySeconds(excess / rate);

@@ -61,11 +61,14 @@ const SEND_GUARD_MS = 25;
 /** Send times remembered for that guard. */
 const RECENT_SENDS = 32;
 /**
- * The share of an engine's unloaded time to first byte that a request may
- * spend in its queue under the adaptive default: a queue the engine drains
- * in half its unloaded TTFB keeps the engine-side TTFT within 1.5× unloaded.
+ * How long (ms) the router takes to refill a batch slot the engine freed:
+ * from the answer's last byte reaching it, through dispatching the next
+ * queued request, to that request reaching the engine. A queue the engine
+ * drains in this time keeps it from idling meanwhile; anything longer only
+ * makes requests wait at the engine instead of in the router's queue, where
+ * priorities and deadlines apply.
  */
-const QUEUE_SHARE_OF_TTFB = 0.5;
+const REFILL_MS = 2;
 /** Weight of the newest answer in the service-time average. */
 const SERVICE_ALPHA = 0.1;
 
@@ -82,6 +85,13 @@ export class EndpointState {
   #sentTotal = 0;
   /** Requests numbered below this were sent before the last applied scrape began, so it counted them. */
   #countedBefore = 0;
+  /**
+   * Requests numbered from `#countedBefore` up to this were sent while the
+   * last scrape was out (or just before it): it may have counted them or not.
+   * `#ambiguousCounted` of those still open are taken as counted (see {@link recordScrape}).
+   */
+  #ambiguousBefore = 0;
+  #ambiguousCounted = 0;
   /** `#sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
   #pendingMark = -1;
   #settledSincePendingMark = 0;
@@ -256,9 +266,8 @@ export class EndpointState {
    */
   settle(token: number, now: number, failure: UpstreamFailureKind | undefined, census: EjectionCensus, serviceMs?: number): boolean {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    // Sent after the last scrape began: it was not in that scrape's numbers.
-    if (token >= this.#countedBefore) this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
-    else this.#doneSinceScrape++;
+    if (this.#countedByScrape(token)) this.#doneSinceScrape++;
+    else this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
     if (this.#pendingMark >= 0 && token >= this.#pendingMark) this.#settledSincePendingMark++;
     this.#version++;
     this.#completions.record(now);
@@ -271,6 +280,18 @@ export class EndpointState {
       return false;
     }
     return this.#recordFailure(failure, now, census);
+  }
+
+  /**
+   * Whether the last scrape counted request `token`, which just ended: sent
+   * before it began, or one of the ambiguous requests the scrape was taken to
+   * count (which of them does not matter, only how many).
+   */
+  #countedByScrape(token: number): boolean {
+    if (token < this.#countedBefore) return true;
+    if (token >= this.#ambiguousBefore || this.#ambiguousCounted === 0) return false;
+    this.#ambiguousCounted--;
+    return true;
   }
 
   /** Moving average of upstream failures per request, 0-1. */
@@ -344,13 +365,12 @@ export class EndpointState {
 
   /**
    * A scrape of the engine is about to be sent at `now` (epoch ms). Requests
-   * sent from now on may or may not reach the engine before it answers, so
-   * the scrape will be taken not to count them (over-counting load is the
-   * safe error).
+   * sent from now on may or may not reach the engine before it answers: the
+   * scrape's own numbers will say how many it counted (see {@link recordScrape}).
    */
   markScrapeStart(now: number): void {
     // A request sent just before the scrape may still be on its way to the engine when the
-    // engine answers the scrape (they travel on different connections): treat it as uncounted.
+    // engine answers the scrape (they travel on different connections): it is ambiguous too.
     const sends = this.#recentSends;
     let recent = 0;
     for (let i = sends.length - 1; i >= 0 && now - (sends[i] as number) <= SEND_GUARD_MS; i--) recent++;
@@ -374,8 +394,19 @@ export class EndpointState {
     }
     this.#scraped = { waiting, running, kvCacheUsage: kv, models, at: now };
     const mark = this.#pendingMark >= 0 ? this.#pendingMark : this.#sentTotal;
+    // Open requests sent before the scrape's guard surely are in its numbers; those sent since may
+    // or may not be. The engine's count of this replica's work says how many of them it holds, so
+    // right after a scrape the estimate is the router's own open count, not that plus the ambiguous
+    // ones again, which would over-count until the next scrape once they finish. Counts the router
+    // cannot see (other clients, or replicas without shared state) make that split lean towards
+    // "counted", by at most the ambiguous requests.
+    const ambiguous = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
+    const surelyCounted = this.#inFlight - ambiguous;
+    const ours = waiting + running - this.#othersInFlight;
+    this.#ambiguousCounted = Math.min(ambiguous, Math.max(0, ours - surelyCounted));
     this.#countedBefore = mark;
-    this.#sentSinceScrape = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
+    this.#ambiguousBefore = this.#sentTotal;
+    this.#sentSinceScrape = ambiguous - this.#ambiguousCounted;
     this.#doneSinceScrape = 0;
     this.#othersAtScrape = this.#othersInFlight;
     this.#pendingMark = -1;
@@ -433,21 +464,29 @@ export class EndpointState {
   /**
    * Requests the engine may keep waiting in its own queue, when no fixed
    * `admission.maxWaiting` is set: what it drains (capacity over the mean
-   * answer time) in half its unloaded time to first byte, so a queued
-   * request's wait there stays bounded in time whatever the engine's size,
-   * plus what it drains within the send guard, the room the estimate's
-   * deliberate over-count takes after each scrape.
-   * 0 until capacity (configured or learned), answer time and first-byte
-   * baseline are known: the router's own queue holds the rest meanwhile.
+   * answer time) while the router refills a freed slot, so a queued request
+   * waits there about that long whatever the engine's size. 0 until capacity
+   * (configured or learned) and answer time are known, and 0 for any engine
+   * that drains less than one request per refill (every chat engine but the
+   * fastest): the router's own queue holds the rest.
    */
   get queueAllowance(): number {
     const capacity = this.capacity;
-    const baselineMs = this.#ttfb.baselineMs;
-    if (capacity === undefined || baselineMs === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return 0;
-    const drainPerMs = capacity / this.#serviceMs;
-    // Requests sent within the send guard before a scrape count twice until they finish (the safe
-    // error, see markScrapeStart): what the engine drains in that time is room the estimate lacks.
-    return Math.floor(drainPerMs * baselineMs * QUEUE_SHARE_OF_TTFB) + Math.floor(drainPerMs * SEND_GUARD_MS);
+    if (capacity === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return 0;
+    return Math.floor((capacity / this.#serviceMs) * REFILL_MS);
+  }
+
+  /**
+   * Requests per second the engine finishes when it runs full, as best known:
+   * what it finished lately, or capacity over the mean answer time when that
+   * is more (an engine still filling up, after a start or a quiet spell,
+   * finishes fewer than it will once a queue keeps it full).
+   */
+  drainRate(now: number): number {
+    const recent = this.#completions.at(now);
+    const capacity = this.capacity;
+    if (capacity === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return recent;
+    return Math.max(recent, (capacity * 1000) / this.#serviceMs);
   }
 
   /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
@@ -502,13 +541,5 @@ export class EndpointState {
     this.#memoVersion = this.#version;
     this.#memoNow = this.#view.now;
     return memo;
-  }
-
-  /**
-   * Requests finished per second, smoothed over one-second windows: how fast
-   * the engine drains, which sets the Retry-After of a shed request.
-   */
-  completionRate(now: number): number {
-    return this.#completions.at(now);
   }
 }

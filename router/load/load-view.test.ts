@@ -115,6 +115,34 @@ describe('load view', () => {
     assert.equal(a.doneSinceScrape, 1, 'the early request was counted by the scrape and has finished');
   });
 
+  it("splits requests sent around a scrape by the engine's own count, so finished ones are not counted twice", () => {
+    const outstanding = (state: { loadScore: number }) => Math.round(state.loadScore * SETTINGS.defaultCapacity);
+    for (const { engineRunning, sent, afterTwoFinish } of [
+      { engineRunning: 3, sent: 0, afterTwoFinish: 1 }, // the engine had both: they free its slots as they end
+      { engineRunning: 2, sent: 1, afterTwoFinish: 1 }, // it had one of them, whichever it was
+      { engineRunning: 1, sent: 2, afterTwoFinish: 1 }, // it had neither yet
+      { engineRunning: 0, sent: 2, afterTwoFinish: 0 }, // it shows less than it surely had: nothing is taken as counted
+      { engineRunning: 9, sent: 0, afterTwoFinish: 7 }, // load from elsewhere: at most the ambiguous two are taken as counted
+    ]) {
+      const { clock, view, states } = fixture(1);
+      const a = states[0]!;
+      view.tick();
+      const early = view.begin(a);
+      clock.now += 100;
+      view.tick();
+      view.markScrapeStart(a);
+      const during = [view.begin(a), view.begin(a)];
+      view.recordScrape(a, gauges(0, engineRunning));
+      const label = `engine running ${engineRunning}`;
+      assert.equal(a.sentSinceScrape, sent, label);
+      assert.equal(outstanding(a), engineRunning + sent, label);
+      for (const token of during) view.settle(a, token);
+      assert.equal(outstanding(a), afterTwoFinish, label);
+      view.settle(a, early);
+      assert.equal(outstanding(a), Math.max(0, afterTwoFinish - 1), label);
+    }
+  });
+
   it('uses scraped load while fresh and falls back to in-flight counts once stale', () => {
     const { clock, view, states } = fixture(1);
     const a = states[0]!;
