@@ -21,8 +21,15 @@ export interface OverloadRun {
   readonly requests: number;
   readonly served: number;
   readonly shed: number;
-  /** 429s answered within 5 ms of the request. */
+  /** 429s the client had within 5 ms of sending (its own event-loop delay included). */
   readonly shedAtOnce: number;
+  /**
+   * The router's own clock for the same 429s (`switchyard_shed_duration_seconds`,
+   * arrival to complete answer, warm-up included): how many it answered, and within 5 ms.
+   */
+  readonly routerShed: { readonly total: number; readonly within5ms: number };
+  /** The load generator's event-loop delay p99 (ms): what it adds to every client-side time. */
+  readonly generatorLagP99Ms: number;
   readonly routerErrors5xx: number;
   readonly resets: number;
   readonly otherErrors: number;
@@ -121,9 +128,13 @@ function fleetChecks(runs: FleetRuns, deadlineMs: number): Check[] {
     },
     { bar: `${at}: client-side TTFT p99 within the router queue's deadline (${deadlineMs / 1000} s)`, measured: `${f(on.ttftMs.p99, 0)} ms`, pass: on.ttftMs.p99 <= deadlineMs },
     {
-      bar: `${at}: ≥ 99% of 429s answered within 5 ms (a queue that never passed its deadline sheds none)`,
-      measured: `${on.shedAtOnce} of ${on.shed} (${f((100 * on.shedAtOnce) / Math.max(1, on.shed), 1)}%); p50 ${f(on.shedAnswerMs.p50, 2)} / p99 ${f(on.shedAnswerMs.p99, 2)} ms`,
-      pass: on.shedAtOnce >= 0.99 * on.shed,
+      // Judged on the router's clock: the client's includes the load generator's own event-loop delay
+      // (it runs the engines too), shown beside it.
+      bar: `${at}: ≥ 99% of 429s answered within 5 ms inside the router (a queue that never passed its deadline sheds none)`,
+      measured:
+        `router: ${on.routerShed.within5ms} of ${on.routerShed.total} (${f((100 * on.routerShed.within5ms) / Math.max(1, on.routerShed.total), 1)}%); ` +
+        `client: ${on.shedAtOnce} of ${on.shed} (${f((100 * on.shedAtOnce) / Math.max(1, on.shed), 1)}%), p50 ${f(on.shedAnswerMs.p50, 2)} / p99 ${f(on.shedAnswerMs.p99, 2)} ms, generator loop delay p99 ${f(on.generatorLagP99Ms, 1)} ms`,
+      pass: on.routerShed.total > 0 && on.routerShed.within5ms >= 0.99 * on.routerShed.total,
     },
     { bar: `${at}: /livez p99 < 100 ms from another process`, measured: on.livezMs ? `p99 ${f(on.livezMs.p99, 2)} ms, ${on.livezFailures} failed` : '-', pass: on.livezMs !== undefined && on.livezMs.p99 < 100 && on.livezFailures === 0 },
   ];

@@ -12,6 +12,7 @@
  */
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
@@ -108,6 +109,8 @@ async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<Over
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: 4_096, pipelining: 1 });
   const probe = plan.withProbe ? sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, opts.warmupS + opts.durationS) : Promise.resolve([]);
   const samples: { at: number; running: number[]; waiting: number[] }[] = [];
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const start = performance.now();
   const sampler = setInterval(() => {
     samples.push({ at: performance.now() - start, running: engines.map((e) => e.scheduler.running), waiting: engines.map((e) => e.scheduler.waiting) });
@@ -127,6 +130,8 @@ async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<Over
   clearTimeout(warmupEnd);
   const engineTtft = engines.flatMap((e) => [...e.engineTtftMs]);
   const probeLatencies = await probe;
+  loopDelay.disable();
+  const routerShed = await shedDurations(`http://127.0.0.1:${router.ports['admin'] as number}`);
   await pool.close();
   await router.stop();
   await closeFleet(engines);
@@ -144,6 +149,8 @@ async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<Over
     served: served.length,
     shed: shed.length,
     shedAtOnce: shedMs.filter((ms) => ms <= 5).length,
+    routerShed,
+    generatorLagP99Ms: loopDelay.percentile(99) / 1e6,
     routerErrors5xx: measured.filter((r) => r.outcome.status >= 500).length,
     resets: measured.filter((r) => r.outcome.status === 0).length,
     otherErrors: measured.filter((r) => r.outcome.error !== undefined && !r.outcome.shed && r.outcome.status !== 0 && r.outcome.status < 500).length,
@@ -158,6 +165,13 @@ async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<Over
     // Every 500 ms is enough for a chart and keeps the JSON small.
     queueDepth: samples.filter((_, i) => i % 5 === 0).map((s) => ({ atS: s.at / 1000, waiting: s.waiting })),
   };
+}
+
+/** The router's 429s by its own clock: all of them, and those answered within 5 ms of arrival. */
+async function shedDurations(admin: string): Promise<OverloadRun['routerShed']> {
+  const text = await (await fetch(`${admin}/metrics`)).text();
+  const read = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+  return { total: read(/^switchyard_shed_duration_seconds_count (\S+)$/m), within5ms: read(/^switchyard_shed_duration_seconds_bucket\{le="0\.005"\} (\S+)$/m) };
 }
 
 /** Each engine's waiting queue over one run, as a chart. */
@@ -181,7 +195,7 @@ async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: 
   const capacity = fleetCapacityPerS(fleet, serviceMs);
   console.error(`${label}: capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
   const log = (run: OverloadRun) =>
-    console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p50 ${run.engineTtftMs.p50.toFixed(0)} / p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}, peak waiting ${run.peakWaiting.join('/')}`);
+    console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p50 ${run.engineTtftMs.p50.toFixed(0)} / p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}, peak waiting ${run.peakWaiting.join('/')}, 429 within 5 ms: router ${run.routerShed.within5ms}/${run.routerShed.total}, client ${run.shedAtOnce}/${run.shed} (its loop delay p99 ${run.generatorLagP99Ms.toFixed(1)} ms)`);
   const unloaded = await play({ name: 'unloaded (0.2×)', fleet, ratePerS: capacity * 0.2, admission: [], withProbe: false }, { ...opts, durationS: Math.min(opts.durationS, 15) }, pinned);
   log(unloaded);
   const defaults = await play({ name: '3× capacity', fleet, ratePerS: capacity * 3, admission: [], withProbe: true }, opts, pinned);
