@@ -49,18 +49,17 @@ describe('endpoint state owns its bookkeeping', () => {
     assert.deepEqual([state.inFlight, state.sentSinceScrape, state.loadScore], [0, 0, before]);
   });
 
-  it('drains at capacity over the mean answer time while it has not yet finished that many', () => {
+  it('drains its open requests over the mean answer time while it has not yet finished that many', () => {
     const view = clock();
-    const unknown = new EndpointState(endpoint, view);
-    unknown.settle(unknown.begin(), view.now, undefined, census(1), 100);
+    const state = new EndpointState({ ...endpoint, capacity: 64 }, view);
+    assert.equal(state.drainRate(view.now), 0, 'nothing known');
+    state.settle(state.begin(), view.now, undefined, census(1), 100);
     view.now += 1_000;
-    assert.equal(unknown.drainRate(view.now), 0.5, 'capacity unknown: what it finished lately (one in its first second, smoothed)');
-    assert.equal(unknown.queueAllowance, 0);
-    const known = new EndpointState({ ...endpoint, capacity: 64 }, view);
-    known.settle(known.begin(), view.now, undefined, census(1), 100);
-    view.now += 1_000;
-    assert.equal(known.drainRate(view.now), 640, '64 slots, 100 ms each');
-    assert.equal(known.queueAllowance, 1, 'what it drains in the 2 ms a refill takes');
+    assert.equal(state.drainRate(view.now), 0.5, 'nothing open: what it finished lately (one in its first second, smoothed)');
+    const open = Array.from({ length: 32 }, () => state.begin());
+    assert.equal(state.drainRate(view.now), 320, '32 open, 100 ms each');
+    for (const token of open) state.settle(token, view.now, undefined, census(1));
+    assert.equal(state.queueAllowance, 1, '64 slots, 100 ms each: what it drains in the 2 ms a refill takes');
   });
 
   it('asks the set how many endpoints are ejected only when a failure could eject one more', () => {

@@ -92,9 +92,13 @@ export class EndpointState {
    */
   #ambiguousBefore = 0;
   #ambiguousCounted = 0;
-  /** `#sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
+  /**
+   * `#sentTotal` when the scrape in progress began (-1: none), how many
+   * requests numbered from there have finished, and how many numbered below.
+   */
   #pendingMark = -1;
   #settledSincePendingMark = 0;
+  #settledBeforePendingMark = 0;
   /** When the last few requests were sent (epoch ms), newest last; see {@link markScrapeStart}. */
   readonly #recentSends: number[] = [];
   #sentSinceScrape = 0;
@@ -268,7 +272,10 @@ export class EndpointState {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
     if (this.#countedByScrape(token)) this.#doneSinceScrape++;
     else this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
-    if (this.#pendingMark >= 0 && token >= this.#pendingMark) this.#settledSincePendingMark++;
+    if (this.#pendingMark >= 0) {
+      if (token >= this.#pendingMark) this.#settledSincePendingMark++;
+      else this.#settledBeforePendingMark++;
+    }
     this.#version++;
     this.#completions.record(now);
     if (serviceMs !== undefined) this.#serviceMs = this.#serviceMs === undefined ? serviceMs : this.#serviceMs + SERVICE_ALPHA * (serviceMs - this.#serviceMs);
@@ -376,6 +383,7 @@ export class EndpointState {
     for (let i = sends.length - 1; i >= 0 && now - (sends[i] as number) <= SEND_GUARD_MS; i--) recent++;
     this.#pendingMark = this.#sentTotal - recent;
     this.#settledSincePendingMark = 0;
+    this.#settledBeforePendingMark = 0;
   }
 
   /**
@@ -397,19 +405,22 @@ export class EndpointState {
     // Open requests sent before the scrape's guard surely are in its numbers; those sent since may
     // or may not be. The engine's count of this replica's work says how many of them it holds, so
     // right after a scrape the estimate is the router's own open count, not that plus the ambiguous
-    // ones again, which would over-count until the next scrape once they finish. Counts the router
-    // cannot see (other clients, or replicas without shared state) make that split lean towards
-    // "counted", by at most the ambiguous requests.
+    // ones again, which would over-count until the next scrape once they finish. Unless the engine
+    // holds more than this replica can account for (open now, or finished while the scrape was
+    // out): then others send to it unseen (replicas without shared state, other clients), the count
+    // cannot say whose the ambiguous requests are, and they stay uncounted (the safe error).
     const ambiguous = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
     const surelyCounted = this.#inFlight - ambiguous;
     const ours = waiting + running - this.#othersInFlight;
-    this.#ambiguousCounted = Math.min(ambiguous, Math.max(0, ours - surelyCounted));
+    const unseen = ours - this.#inFlight - this.#settledBeforePendingMark;
+    this.#ambiguousCounted = unseen > 0 ? 0 : Math.min(ambiguous, Math.max(0, ours - surelyCounted));
     this.#countedBefore = mark;
     this.#ambiguousBefore = this.#sentTotal;
     this.#sentSinceScrape = ambiguous - this.#ambiguousCounted;
     this.#doneSinceScrape = 0;
     this.#othersAtScrape = this.#othersInFlight;
     this.#pendingMark = -1;
+    this.#settledBeforePendingMark = 0;
     this.#version++;
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (this.#learnedCapacity ?? 0)) this.#learnedCapacity = running;
@@ -477,16 +488,18 @@ export class EndpointState {
   }
 
   /**
-   * Requests per second the engine finishes when it runs full, as best known:
-   * what it finished lately, or capacity over the mean answer time when that
-   * is more (an engine still filling up, after a start or a quiet spell,
-   * finishes fewer than it will once a queue keeps it full).
+   * Requests of this replica's per second the engine finishes, as best known:
+   * what it finished lately, or the requests open to it over the mean answer
+   * time (Little's law) when that is more. The first lags an engine that is
+   * filling up (after a start, a quiet spell, or while the safe start grows);
+   * the second follows it at once, counts only this replica's share of an
+   * engine others also use, and takes the engine's own queue in its stride
+   * (queued requests are open, and their answers take longer).
    */
   drainRate(now: number): number {
     const recent = this.#completions.at(now);
-    const capacity = this.capacity;
-    if (capacity === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return recent;
-    return Math.max(recent, (capacity * 1000) / this.#serviceMs);
+    if (this.#serviceMs === undefined || this.#serviceMs <= 0) return recent;
+    return Math.max(recent, (this.#inFlight * 1000) / this.#serviceMs);
   }
 
   /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */

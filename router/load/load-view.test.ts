@@ -122,7 +122,7 @@ describe('load view', () => {
       { engineRunning: 2, sent: 1, afterTwoFinish: 1 }, // it had one of them, whichever it was
       { engineRunning: 1, sent: 2, afterTwoFinish: 1 }, // it had neither yet
       { engineRunning: 0, sent: 2, afterTwoFinish: 0 }, // it shows less than it surely had: nothing is taken as counted
-      { engineRunning: 9, sent: 0, afterTwoFinish: 7 }, // load from elsewhere: at most the ambiguous two are taken as counted
+      { engineRunning: 9, sent: 2, afterTwoFinish: 9 }, // load it cannot see: whose they are is unknown, so they stay uncounted
     ]) {
       const { clock, view, states } = fixture(1);
       const a = states[0]!;
@@ -141,6 +141,25 @@ describe('load view', () => {
       view.settle(a, early);
       assert.equal(outstanding(a), Math.max(0, afterTwoFinish - 1), label);
     }
+  });
+
+  it('explains a scrape that counts more than is open by requests that finished while it was out', () => {
+    const outstanding = (state: { loadScore: number }) => Math.round(state.loadScore * SETTINGS.defaultCapacity);
+    const { clock, view, states } = fixture(1);
+    const a = states[0]!;
+    view.tick();
+    const [early, finishing] = [view.begin(a), view.begin(a)];
+    clock.now += 100;
+    view.tick();
+    view.markScrapeStart(a);
+    const during = view.begin(a);
+    view.settle(a, finishing); // after the engine took its numbers, before they arrived
+    view.recordScrape(a, gauges(0, 3));
+    assert.equal(a.sentSinceScrape, 0, 'the engine holds all three: the request sent during the scrape is counted');
+    assert.equal(outstanding(a), 3, 'one more than is open until the finished request is matched');
+    view.settle(a, during);
+    view.settle(a, early);
+    assert.equal(outstanding(a), 1, 'the scrape still counts the request that finished while it was out');
   });
 
   it('uses scraped load while fresh and falls back to in-flight counts once stale', () => {
