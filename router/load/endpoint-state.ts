@@ -92,13 +92,9 @@ export class EndpointState {
    */
   #ambiguousBefore = 0;
   #ambiguousCounted = 0;
-  /**
-   * `#sentTotal` when the scrape in progress began (-1: none), how many
-   * requests numbered from there have finished, and how many numbered below.
-   */
+  /** `#sentTotal` when the scrape in progress began (-1: none), and how many requests numbered from there have finished. */
   #pendingMark = -1;
   #settledSincePendingMark = 0;
-  #settledBeforePendingMark = 0;
   /** When the last few requests were sent (epoch ms), newest last; see {@link markScrapeStart}. */
   readonly #recentSends: number[] = [];
   #sentSinceScrape = 0;
@@ -272,10 +268,7 @@ export class EndpointState {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
     if (this.#countedByScrape(token)) this.#doneSinceScrape++;
     else this.#sentSinceScrape = Math.max(0, this.#sentSinceScrape - 1);
-    if (this.#pendingMark >= 0) {
-      if (token >= this.#pendingMark) this.#settledSincePendingMark++;
-      else this.#settledBeforePendingMark++;
-    }
+    if (this.#pendingMark >= 0 && token >= this.#pendingMark) this.#settledSincePendingMark++;
     this.#version++;
     this.#completions.record(now);
     if (serviceMs !== undefined) this.#serviceMs = this.#serviceMs === undefined ? serviceMs : this.#serviceMs + SERVICE_ALPHA * (serviceMs - this.#serviceMs);
@@ -383,7 +376,6 @@ export class EndpointState {
     for (let i = sends.length - 1; i >= 0 && now - (sends[i] as number) <= SEND_GUARD_MS; i--) recent++;
     this.#pendingMark = this.#sentTotal - recent;
     this.#settledSincePendingMark = 0;
-    this.#settledBeforePendingMark = 0;
   }
 
   /**
@@ -406,26 +398,28 @@ export class EndpointState {
     // or may not be. The engine's count of this replica's work says how many of them it holds, so
     // right after a scrape the estimate is the router's own open count, not that plus the ambiguous
     // ones again, which would over-count until the next scrape once they finish. Unless the engine
-    // holds more than this replica can account for (open now, or finished while the scrape was
-    // out): then others send to it unseen (replicas without shared state, other clients), the count
-    // cannot say whose the ambiguous requests are, and they stay uncounted (the safe error).
+    // holds more than this replica has open: then others may send to it unseen (replicas without
+    // shared state, other clients), the count cannot say whose the ambiguous requests are, and they
+    // stay uncounted (the safe error). Requests that finished while the scrape was out do not
+    // excuse the excess: a slow scrape in a burst sees many of them, and others' work beside.
     const ambiguous = Math.min(this.#inFlight, Math.max(0, this.#sentTotal - mark - this.#settledSincePendingMark));
     const surelyCounted = this.#inFlight - ambiguous;
     const ours = waiting + running - this.#othersInFlight;
-    const unseen = ours - this.#inFlight - this.#settledBeforePendingMark;
-    this.#ambiguousCounted = unseen > 0 ? 0 : Math.min(ambiguous, Math.max(0, ours - surelyCounted));
+    this.#ambiguousCounted = ours > this.#inFlight ? 0 : Math.min(ambiguous, Math.max(0, ours - surelyCounted));
     this.#countedBefore = mark;
     this.#ambiguousBefore = this.#sentTotal;
     this.#sentSinceScrape = ambiguous - this.#ambiguousCounted;
     this.#doneSinceScrape = 0;
     this.#othersAtScrape = this.#othersInFlight;
     this.#pendingMark = -1;
-    this.#settledBeforePendingMark = 0;
     this.#version++;
     // A queue means the engine was full: what was running then is its capacity.
     if (waiting > 0 && running > (this.#learnedCapacity ?? 0)) this.#learnedCapacity = running;
-    // What the scrape counted of ours: open requests sent before it began.
-    this.#safeStart?.scraped(waiting, running, this.#inFlight - this.#sentSinceScrape, this.#learnedCapacity);
+    // What the scrape surely counted of ours: open requests sent before it began. Not the ambiguous
+    // ones the engine's count was taken to include: with others sending unseen that split can be
+    // wrong, and the limit grows from this share (three cold replicas overfilled 8-slot engines'
+    // queues to 6-9 of a budget of 5 in `bench cold-start` when it included them).
+    this.#safeStart?.scraped(waiting, running, surelyCounted, this.#learnedCapacity);
   }
 
   /** The last scrape is missing or older than the max age: routing uses in-flight counts. */
