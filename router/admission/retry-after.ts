@@ -10,7 +10,7 @@ export interface DrainInputs {
   readonly estimatedWaiting: number;
   /** Waiting the endpoint may keep when no fixed maxWaiting is set. */
   readonly queueAllowance: number;
-  /** Requests per second it finishes when full (see `EndpointState.drainRate`). */
+  /** This replica's requests it finishes per second (see `EndpointState.drainRate`). */
   drainRate(now: number): number;
 }
 
