@@ -395,6 +395,9 @@ test('fuzz: engine answers, scrapes and model lists of any shape never crash the
       '--load-ejection-base-ms', '500', '--load-ejection-max-ms', '2000',
       // A hanging engine costs the run this long (a 504); the slowest trickle generated takes 400 ms.
       '--timeouts-response-ms', '1500', '--timeouts-stream-first-byte-ms', '1500', '--timeouts-stream-chunk-gap-ms', '1000',
+      // A fuzzed scrape can show the engine full for a whole run, and a request then waits in the router
+      // queue: its deadline (30 s by default) must end the wait within the answer deadline.
+      '--admission-queue-max-wait-ms', '3000',
     ],
     [SIM_MODEL, FUZZ_MODEL],
   );
