@@ -17,7 +17,6 @@ import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSetting
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
-import { TtfbBaseline } from './ttfb-baseline.ts';
 import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
@@ -108,7 +107,6 @@ export class EndpointState {
   #ejections = 0;
   #lastEjectedAt = 0;
   readonly #safeStart: SafeStartLimit | undefined;
-  readonly #ttfb = new TtfbBaseline();
   /** Moving average of complete successful answers' durations (ms), from send to last byte. */
   #serviceMs: number | undefined;
   readonly #completions = new CompletionRate();
@@ -130,7 +128,7 @@ export class EndpointState {
   /** `view` is the load view's clock and settings, read (never written) for every derived value. */
   constructor(endpoint: Endpoint, view: LoadClockAndSettings) {
     this.#view = view;
-    this.#safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart, this.#ttfb) : undefined;
+    this.#safeStart = view.safeStart?.enabled === true ? new SafeStartLimit(view.safeStart) : undefined;
     this.firstSeenAt = view.now;
     this.#endpoint = endpoint;
     this.#adoptUrl(endpoint.url);
@@ -250,7 +248,6 @@ export class EndpointState {
 
   /** The first response byte of stream `token` arrived `ttfbMs` after it was sent: how fast the engine starts new work. */
   firstByte(token: number, ttfbMs: number): void {
-    this.#ttfb.observe(ttfbMs);
     this.#safeStart?.firstByte(token, ttfbMs, this.#inFlight, this.#sentTotal);
   }
 

@@ -4,25 +4,9 @@ import type { Endpoint } from '../../discovery/endpoint.ts';
 import { isSaturated } from '../scheduling/filters/saturation.ts';
 import { LoadView } from './load-view.ts';
 import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
-import { TtfbBaseline } from './ttfb-baseline.ts';
 
 const SETTINGS: SafeStartSettings = { enabled: true, initialLimit: 4, queueBudget: 5, ttfbTolerance: 2 };
 
-const baselines = new WeakMap<SafeStartLimit, TtfbBaseline>();
-
-/** A limit with its own first-byte baseline, as an endpoint gives it one. */
-function newLimit(settings: SafeStartSettings): SafeStartLimit {
-  const ttfb = new TtfbBaseline();
-  const limit = new SafeStartLimit(settings, ttfb);
-  baselines.set(limit, ttfb);
-  return limit;
-}
-
-/** A stream's first byte, as the endpoint reports it: the baseline learns it, then the limit hears of it. */
-function stream(limit: SafeStartLimit, token: number, ttfbMs: number, inFlight: number, nextToken: number): void {
-  baselines.get(limit)?.observe(ttfbMs);
-  limit.firstByte(token, ttfbMs, inFlight, nextToken);
-}
 
 /** Sends until the limit is reached, as admission would. */
 function fill(limit: SafeStartLimit, inFlight = 0): number {
@@ -39,7 +23,7 @@ function busy(limit: SafeStartLimit, waiting: number, running: number, own: numb
 
 describe('safe start limit', () => {
   it('starts at the initial limit and grows at a scrape without a queue after the limit was in use', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     assert.equal(limit.value, 4);
     limit.scraped(0, 0, 0, undefined);
     limit.scraped(0, 1, 1, undefined);
@@ -51,58 +35,58 @@ describe('safe start limit', () => {
   });
 
   it('after a queue, grows only at the second scrape without one: a single one can be the trough between two waves of a burst', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     assert.equal(busy(limit, 2, 8, 4, 8), 4, 'a queue never raises the limit');
     assert.equal(busy(limit, 0, 8, 4, 8), 4);
     assert.equal(busy(limit, 0, 8, 4, 8), 6, 'half the engine ours: 4 + half the budget');
   });
 
   it('learns nothing from a scrape that shows fewer requests than it counted there (answers on their way back)', () => {
-    const limit = newLimit({ ...SETTINGS, initialLimit: 9 });
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
     busy(limit, 0, 8, 9);
     assert.equal(busy(limit, 0, 8, 9), 9);
     assert.equal(busy(limit, 0, 2, 9), 9, 'nor does it end the quiet spell');
   });
 
   it('grows from what the engine ran of its requests, not from the limit (some are on their way)', () => {
-    const limit = newLimit({ ...SETTINGS, initialLimit: 9 });
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
     busy(limit, 0, 9, 8);
     assert.equal(busy(limit, 0, 9, 8), 12, '8 of ours + 8/9 of the budget, not 9 x 1.5');
   });
 
   it('grows by its share of the queue budget when other senders fill the engine too', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     busy(limit, 0, 12, 4);
     assert.equal(busy(limit, 0, 12, 4), 6, 'x1.5 beats a third of the budget');
   });
 
   it('at a scrape that shows a queue, cuts back to its share of running + budget: three replicas together hold what the engine takes', () => {
-    const replicas = [4, 4, 4].map(() => newLimit(SETTINGS));
+    const replicas = [4, 4, 4].map(() => new SafeStartLimit(SETTINGS));
     for (const r of replicas) fill(r);
     // A 4-slot engine, three replicas with 4 each: 4 running, 8 waiting.
     for (const r of replicas) r.scraped(8, 4, 4, 4);
     const total = replicas.reduce((sum, r) => sum + r.value, 0);
     assert.equal(total, 9, 'the engine takes 4 + 5 queued');
     assert.ok(replicas.every((r) => r.phase === 'learned'));
-    const alone = newLimit({ ...SETTINGS, initialLimit: 20 });
+    const alone = new SafeStartLimit({ ...SETTINGS, initialLimit: 20 });
     fill(alone);
     alone.scraped(2, 8, 10, 8);
     assert.equal(alone.value, 13, 'the only sender: all of running + budget');
-    const below = newLimit(SETTINGS);
+    const below = new SafeStartLimit(SETTINGS);
     fill(below);
     below.scraped(2, 8, 10, 8);
     assert.equal(below.value, 4, 'a queue never raises the limit');
-    const idle = newLimit({ ...SETTINGS, initialLimit: 50 });
+    const idle = new SafeStartLimit({ ...SETTINGS, initialLimit: 50 });
     idle.scraped(3, 8, 0, 8);
     assert.equal(idle.value, 13, 'no request of ours counted: keep the limit, within running + budget');
   });
 
   it('after the hand-over, grows only at scrapes, and not past learned capacity + budget', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     fill(limit);
     limit.scraped(1, 8, 4, 8);
     assert.equal(limit.value, 4, '4 of the 9 counted were ours: 4/9 of 8 running + 5 queued is more than 4');
-    for (let token = 0; token < 5; token++) stream(limit, token, token === 0 ? 10 : 5_000, 4, 20);
+    for (let token = 0; token < 5; token++) limit.firstByte(token, token === 0 ? 10 : 5_000, 4, 20);
     assert.equal(limit.value, 4, 'time to first byte no longer moves the limit');
     fill(limit);
     limit.scraped(0, 8, 4, 8);
@@ -119,7 +103,7 @@ describe('safe start limit', () => {
   it('after the hand-over, three replicas growing at the same scrapes stay within learned capacity + budget together', () => {
     // Clients keep every replica at its limit on one engine; each round is one scrape interval.
     const run = (slots: number) => {
-      const replicas = [0, 1, 2].map(() => newLimit(SETTINGS));
+      const replicas = [0, 1, 2].map(() => new SafeStartLimit(SETTINGS));
       const queued: number[] = [];
       let learned: number | undefined;
       for (let round = 0; round < 8; round++) {
@@ -140,35 +124,35 @@ describe('safe start limit', () => {
   });
 
   it('slow start: a stream that starts fast while the limit is in use adds one', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     let inFlight = fill(limit);
-    for (let token = 0; token < 4; token++) stream(limit, token, 40, inFlight, 4);
+    for (let token = 0; token < 4; token++) limit.firstByte(token, 40, inFlight, 4);
     assert.equal(limit.value, 8);
     inFlight = 1;
-    stream(limit, 4, 40, inFlight, 5);
+    limit.firstByte(4, 40, inFlight, 5);
     assert.equal(limit.value, 8, 'one of 8 open: nothing learned');
   });
 
   it('backs off once per window when most recent streams start late, then grows only at scrapes', () => {
-    const limit = newLimit({ ...SETTINGS, initialLimit: 16 });
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 16 });
     const inFlight = fill(limit);
     let token = 0;
-    for (; token < 5; token++) stream(limit, token, 100, inFlight, 16);
+    for (; token < 5; token++) limit.firstByte(token, 100, inFlight, 16);
     assert.equal(limit.value, 21, 'five fast starts');
-    stream(limit, token++, 900, inFlight, 22);
+    limit.firstByte(token++, 900, inFlight, 22);
     assert.equal(limit.value, 21, 'one slow stream (a long prompt) is no queue');
-    stream(limit, token++, 900, inFlight, 22);
-    stream(limit, token++, 900, inFlight, 22);
+    limit.firstByte(token++, 900, inFlight, 22);
+    limit.firstByte(token++, 900, inFlight, 22);
     assert.equal(limit.value, 10, 'most of the last five late (threshold 2 x 100 + 50 ms): halve');
     assert.equal(limit.phase, 'probing');
-    stream(limit, token, 900, inFlight, 22);
+    limit.firstByte(token, 900, inFlight, 22);
     assert.equal(limit.value, 10, 'requests sent before the backoff do not count again');
-    stream(limit, 22, 900, inFlight, 30);
+    limit.firstByte(22, 900, inFlight, 30);
     assert.equal(limit.value, 5, 'one sent after it does');
     fill(limit, 0);
     limit.scraped(0, 5, 5, undefined);
     assert.equal(limit.value, 5, 'no growth while streams still start late');
-    for (let i = 0; i < 5; i++) stream(limit, 30 + i, 100, 5, 40);
+    for (let i = 0; i < 5; i++) limit.firstByte(30 + i, 100, 5, 40);
     assert.equal(limit.value, 5, 'fast starts no longer add one each');
     fill(limit, 0);
     limit.scraped(0, 5, 5, undefined);
@@ -176,7 +160,7 @@ describe('safe start limit', () => {
   });
 
   it('grows by completions when the engine cannot be scraped', () => {
-    const limit = newLimit(SETTINGS);
+    const limit = new SafeStartLimit(SETTINGS);
     fill(limit);
     limit.completed(3, true, false);
     assert.equal(limit.value, 4, 'scrapes pace growth while they work');

@@ -48,7 +48,7 @@
  * settle and scrape.
  */
 
-import type { TtfbBaseline } from './ttfb-baseline.ts';
+import { TtfbBaseline } from './ttfb-baseline.ts';
 
 /** Safe-start settings (from `load.safeStart` and `admission.maxWaiting`). */
 export interface SafeStartSettings {
@@ -105,14 +105,13 @@ export class SafeStartLimit {
   #quietScrapes = 0;
   /** At the last scrape the engine ran nothing but this replica's requests, and fewer than its limit. */
   #idleBefore = false;
-  readonly #ttfb: TtfbBaseline;
+  /** The engine's unloaded first-byte time, learned from the streams this replica sends it. */
+  readonly #ttfb = new TtfbBaseline();
   /** Late first bytes of requests numbered below this were sent before the last backoff, which already answered them. */
   #backoffBefore = 0;
 
-  /** `ttfb` is the endpoint's first-byte baseline, fed by the endpoint before {@link firstByte} is called. */
-  constructor(settings: SafeStartSettings, ttfb: TtfbBaseline) {
+  constructor(settings: SafeStartSettings) {
     this.#settings = settings;
-    this.#ttfb = ttfb;
     this.#limit = Math.max(MIN_LIMIT, settings.initialLimit);
   }
 
@@ -140,6 +139,7 @@ export class SafeStartLimit {
    * next request will get, `inFlight` the requests open now.
    */
   firstByte(token: number, ttfbMs: number, inFlight: number, nextToken: number): void {
+    this.#ttfb.observe(ttfbMs);
     if (this.#phase === 'learned') return;
     if (ttfbMs > this.#threshold()) {
       // One slow stream (a long prompt) is no queue; most of the last few being slow is.

@@ -3,9 +3,7 @@
  * streams the router sends it: the lowest typical value seen (the median of
  * the last few, so one fast outlier cannot set it), drifting slowly up when
  * traffic changes for good (longer prompts). The safe start compares recent
- * first bytes against it to tell a falling-behind engine; the engine's queue
- * allowance is a share of it, so a request waiting in the engine's queue
- * adds at most that share to its time to first token.
+ * first bytes against it to tell a falling-behind engine.
  */
 
 /** Streams whose time to first byte the recent value is the median of. */
@@ -13,7 +11,7 @@ const RECENT = 5;
 /** How far the baseline moves toward a higher recent value per sample, so a lasting change of traffic (longer prompts) is adopted. */
 const BASELINE_DRIFT = 0.01;
 
-/** One endpoint's first-byte baseline; fed by the endpoint state, read by its safe start and queue allowance. */
+/** One endpoint's first-byte baseline, owned by its safe start. */
 export class TtfbBaseline {
   #baselineMs: number | undefined;
   readonly #recent: number[] = [];
