@@ -16,8 +16,8 @@ function fill(limit: SafeStartLimit, inFlight = 0): number {
 
 /** A scrape interval in which this replica used its whole limit, then the scrape; returns the limit after it. */
 function busy(limit: SafeStartLimit, waiting: number, running: number, own: number, learned?: number): number {
-  fill(limit);
-  limit.scraped(waiting, running, own, learned);
+  const open = fill(limit);
+  limit.scraped(waiting, running, own, learned, open);
   return limit.value;
 }
 
@@ -25,8 +25,8 @@ describe('safe start limit', () => {
   it('starts at the initial limit and grows at a scrape without a queue after the limit was in use', () => {
     const limit = new SafeStartLimit(SETTINGS);
     assert.equal(limit.value, 4);
-    limit.scraped(0, 0, 0, undefined);
-    limit.scraped(0, 1, 1, undefined);
+    limit.scraped(0, 0, 0, undefined, 0);
+    limit.scraped(0, 1, 1, undefined, 1);
     assert.equal(limit.value, 4, 'one request open: the traffic, not the engine, limited');
     assert.equal(busy(limit, 0, 4, 4), 9, 'idle before, all of ours running now: the larger of x1.5 and the whole queue budget (the only sender)');
     assert.equal(busy(limit, 0, 9, 9), 14);
@@ -48,6 +48,18 @@ describe('safe start limit', () => {
     assert.equal(busy(limit, 0, 2, 9), 9, 'nor does it end the quiet spell');
   });
 
+  it('grows from the limit when the engine holds fewer than it has open, all just sent: an engine faster than the wire (regression: a cold router held a 3 ms engine at 4 requests)', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    // Every open request was sent within the scrape's guard, so none is surely counted; the engine runs 1.
+    const steps = [0, 1, 2, 3, 4, 5].map(() => busy(limit, 0, 1, 0));
+    assert.deepEqual(steps, [4, 6, 9, 13, 20, 30], 'x1.5 at every quiet scrape from the second on');
+    assert.equal(busy(limit, 3, 10, 0), 15, 'a queue hands over: within running + budget');
+    assert.equal(limit.phase, 'learned');
+    const wave = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
+    busy(wave, 0, 2, 9);
+    assert.equal(busy(wave, 0, 2, 9), 9, 'requests the engine surely had and no longer holds are answers on their way back: nothing learned');
+  });
+
   it('grows from what the engine ran of its requests, not from the limit (some are on their way)', () => {
     const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
     busy(limit, 0, 9, 8);
@@ -64,37 +76,37 @@ describe('safe start limit', () => {
     const replicas = [4, 4, 4].map(() => new SafeStartLimit(SETTINGS));
     for (const r of replicas) fill(r);
     // A 4-slot engine, three replicas with 4 each: 4 running, 8 waiting.
-    for (const r of replicas) r.scraped(8, 4, 4, 4);
+    for (const r of replicas) r.scraped(8, 4, 4, 4, 4);
     const total = replicas.reduce((sum, r) => sum + r.value, 0);
     assert.equal(total, 9, 'the engine takes 4 + 5 queued');
     assert.ok(replicas.every((r) => r.phase === 'learned'));
     const alone = new SafeStartLimit({ ...SETTINGS, initialLimit: 20 });
     fill(alone);
-    alone.scraped(2, 8, 10, 8);
+    alone.scraped(2, 8, 10, 8, 20);
     assert.equal(alone.value, 13, 'the only sender: all of running + budget');
     const below = new SafeStartLimit(SETTINGS);
     fill(below);
-    below.scraped(2, 8, 10, 8);
+    below.scraped(2, 8, 10, 8, 4);
     assert.equal(below.value, 4, 'a queue never raises the limit');
     const idle = new SafeStartLimit({ ...SETTINGS, initialLimit: 50 });
-    idle.scraped(3, 8, 0, 8);
+    idle.scraped(3, 8, 0, 8, 0);
     assert.equal(idle.value, 13, 'no request of ours counted: keep the limit, within running + budget');
   });
 
   it('after the hand-over, grows only at scrapes, and not past learned capacity + budget', () => {
     const limit = new SafeStartLimit(SETTINGS);
     fill(limit);
-    limit.scraped(1, 8, 4, 8);
+    limit.scraped(1, 8, 4, 8, 4);
     assert.equal(limit.value, 4, '4 of the 9 counted were ours: 4/9 of 8 running + 5 queued is more than 4');
     for (let token = 0; token < 5; token++) limit.firstByte(token, token === 0 ? 10 : 5_000, 4, 20);
     assert.equal(limit.value, 4, 'time to first byte no longer moves the limit');
     fill(limit);
-    limit.scraped(0, 8, 4, 8);
+    limit.scraped(0, 8, 4, 8, 4);
     assert.equal(limit.value, 4, 'one scrape without a queue right after one with a queue can catch a full engine between two requests');
     const steps: number[] = [];
     for (let i = 0; i < 6; i++) {
       fill(limit);
-      limit.scraped(0, 8, Math.min(8, limit.value), 8);
+      limit.scraped(0, 8, Math.min(8, limit.value), 8, limit.value);
       steps.push(limit.value);
     }
     assert.deepEqual(steps, [6, 9, 13, 13, 13, 13], 'at the second quiet scrape, steps of its share of the budget, capped at learned capacity 8 + budget 5');
@@ -113,7 +125,7 @@ describe('safe start limit', () => {
         queued.push(waiting);
         for (const r of replicas) {
           fill(r);
-          r.scraped(waiting, running, r.value, learned);
+          r.scraped(waiting, running, r.value, learned, r.value);
         }
       }
       return queued;
@@ -150,12 +162,12 @@ describe('safe start limit', () => {
     limit.firstByte(22, 900, inFlight, 30);
     assert.equal(limit.value, 5, 'one sent after it does');
     fill(limit, 0);
-    limit.scraped(0, 5, 5, undefined);
+    limit.scraped(0, 5, 5, undefined, 5);
     assert.equal(limit.value, 5, 'no growth while streams still start late');
     for (let i = 0; i < 5; i++) limit.firstByte(30 + i, 100, 5, 40);
     assert.equal(limit.value, 5, 'fast starts no longer add one each');
     fill(limit, 0);
-    limit.scraped(0, 5, 5, undefined);
+    limit.scraped(0, 5, 5, undefined, 5);
     assert.equal(limit.value, 10);
   });
 
