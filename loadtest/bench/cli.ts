@@ -28,6 +28,13 @@ const SCENARIOS: readonly ScenarioEntry[] = [
     run: async (argv) => (await import('../scenarios/proxy-overhead.ts')).proxyOverhead(argv),
   },
   {
+    name: 'cpu-per-request',
+    title: 'CPU per request: switchyard vs nginx, the vLLM router and a bare Node forwarder',
+    about:
+      "Small non-streamed chat from `ab -c 64`, with keep-alive and with a new connection per request, against one engine simulator; nginx, switchyard (default policy and round-robin), the vLLM project router and a bare `node:http` + undici forwarder (the floor Node allows) each pinned to core 0, ab and the engine on core 1; rounds interleaved, medians with their spread. `--breakdown DIR` adds where switchyard's CPU goes by stage. Bars: keep-alive CPU per request ≤ 1.1× vllm-router; the default policy ≤ 5 µs over round-robin; a new connection's extra cost ≤ 1.2× the bare forwarder's.",
+    run: async (argv) => (await import('../scenarios/cpu-per-request.ts')).cpuPerRequest(argv),
+  },
+  {
     name: 'tool-call-integrity',
     title: 'Tool-call integrity at ≥ 800 requests/s',
     about:

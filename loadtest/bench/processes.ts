@@ -73,8 +73,13 @@ export function canPin(): boolean {
  * up and execs the rest (e.g. joins a memory cgroup), so the pid stays the router's.
  */
 export function startSwitchyard(args: string[], marker: string, core?: number, nodeArgs: readonly string[] = [], launcher: readonly string[] = []): Promise<Started> {
+  return startNodeScript(BIN, args, marker, core, nodeArgs, launcher);
+}
+
+/** Like {@link startSwitchyard}, for another Node program of the harness (e.g. a baseline proxy). */
+export function startNodeScript(script: string, args: string[], marker: string, core?: number, nodeArgs: readonly string[] = [], launcher: readonly string[] = []): Promise<Started> {
   const node = core === undefined ? [process.execPath] : ['taskset', '-c', String(core), process.execPath];
-  const [command, ...argv] = [...launcher, ...node, ...nodeArgs, BIN, ...args] as [string, ...string[]];
+  const [command, ...argv] = [...launcher, ...node, ...nodeArgs, script, ...args] as [string, ...string[]];
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   atNormalPriority(child.pid);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -102,7 +107,7 @@ export function startSwitchyard(args: string[], marker: string, core?: number, n
     };
     child.stdout?.setEncoding('utf8').on('data', onText);
     child.stderr?.setEncoding('utf8').on('data', onText);
-    child.once('exit', (code) => reject(new Error(`switchyard ${args[0] ?? ''} exited with ${String(code)}: ${buffered.slice(-2000)}`)));
+    child.once('exit', (code) => reject(new Error(`${script} ${args[0] ?? ''} exited with ${String(code)}: ${buffered.slice(-2000)}`)));
   });
 }
 

@@ -11,7 +11,7 @@ import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
-import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
 import { startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
@@ -19,10 +19,13 @@ const PROMPT_BYTES = 200 * 1024;
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: true, tools: false, promptBytes: PROMPT_BYTES, headers: { 'x-sim-ttft-ms': '20', 'x-sim-itl-ms': '2', 'x-sim-output-tokens': '8' }, users: 0, checkIds: true };
 
 const PLANS = {
-  full: { concurrencies: [1, 4, 16, 64], warmupMs: 1000, durationMs: 6000 },
-  quick: { concurrencies: [1, 16, 64], warmupMs: 1000, durationMs: 3000 },
-  smoke: { concurrencies: [4], warmupMs: 200, durationMs: 800 },
+  full: { concurrencies: [1, 4, 16, 64], rounds: 5, warmupMs: 500, durationMs: 3000 },
+  quick: { concurrencies: [1, 16, 64], rounds: 3, warmupMs: 500, durationMs: 2000 },
+  smoke: { concurrencies: [4], rounds: 1, warmupMs: 200, durationMs: 800 },
 } as const;
+
+
+const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 
 /** Entry point; returns the exit code. */
 export async function largePrompts(argv: readonly string[]): Promise<number> {
@@ -34,40 +37,54 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
   let systems: System[] = [];
   try {
     systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off' });
-    const runs: Measurement[] = [];
-    for (const concurrency of plan.concurrencies) {
-      for (const system of systems) {
-        const spec: Omit<LoadSpec, 'target'> = { request: REQUEST, mode: { kind: 'closed', concurrency }, warmupMs: plan.warmupMs, durationMs: plan.durationMs, idPrefix: `${system.name}-c${concurrency}`, seed: concurrency };
-        runs.push(await measure(system, spec, generators, `concurrency ${concurrency}`));
+    // Rounds interleave the systems (and the concurrencies) so drift on the shared machine hits them alike.
+    const runs: (Measurement & { round: number })[] = [];
+    for (let round = 0; round < plan.rounds; round++) {
+      for (const concurrency of plan.concurrencies) {
+        for (const system of systems) {
+          const spec: Omit<LoadSpec, 'target'> = { request: REQUEST, mode: { kind: 'closed', concurrency }, warmupMs: plan.warmupMs, durationMs: plan.durationMs, idPrefix: `${system.name}-c${concurrency}-r${round}`, seed: concurrency + 100 * round };
+          runs.push({ ...(await measure(system, spec, generators, `concurrency ${concurrency}`)), round });
+        }
       }
     }
-    const at = (name: string, concurrency: number) => runs.find((m) => m.system === name && m.label === `concurrency ${concurrency}`);
+    const of = (name: string, concurrency: number) => runs.filter((m) => m.system === name && m.label === `concurrency ${concurrency}`);
+    // CPU microseconds the proxy spent per request: what a large body costs it, whoever limits the rate.
+    const cpuUs = (m: Measurement) => (m.rps > 0 ? (m.systemCpu * 1e6) / m.rps : Number.NaN);
+    const figures = (name: string, concurrency: number) => {
+      const these = of(name, concurrency);
+      return { p50: medianOf(these.map((m) => m.ttft.p50)), p99: medianOf(these.map((m) => m.ttft.p99)), cpuUs: medianOf(these.map(cpuUs)), rps: medianOf(these.map((m) => m.rps)) };
+    };
 
     const bars = new Bars();
     const failed = runs.reduce((n, m) => n + m.run.failed, 0);
     bars.check('correctness', 'every response valid', failed === 0, `${failed} failed of ${runs.reduce((n, m) => n + m.run.measured, 0)}`);
     for (const concurrency of plan.concurrencies) {
-      const router = at('switchyard', concurrency);
-      const nginx = at('nginx', concurrency);
-      if (router === undefined || nginx === undefined) continue;
-      bars.check('performance', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's`, router.ttft.p50 <= 1.2 * nginx.ttft.p50, `${ms(router.ttft.p50)} vs ${ms(nginx.ttft.p50)} ms`);
+      if (of('switchyard', concurrency).length === 0 || of('nginx', concurrency).length === 0) continue;
+      const router = figures('switchyard', concurrency).p50;
+      const nginx = figures('nginx', concurrency).p50;
+      bars.check('performance', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's${plan.rounds > 1 ? ` (median of ${plan.rounds} rounds)` : ''}`, router.median <= 1.2 * nginx.median, `${ms(router.median)} vs ${ms(nginx.median)} ms = ${ratio(router.median / nginx.median)} (rounds ${spread(router)} vs ${spread(nginx)})`);
     }
 
     const facts = runFacts(`npm run bench -- large-prompts ${argv.join(' ')}`.trim());
-    const rows = runs.map((m) => {
-      const floor = at('direct', Number(m.label.split(' ')[1]));
-      const added = floor === undefined || m.system === 'direct' ? '' : `${signedMs(m.ttft.p50 - floor.ttft.p50)} / ${signedMs(m.ttft.p99 - floor.ttft.p99)}`;
-      return `| ${m.system} | ${m.label} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${((m.rps * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${added} | ${pct(m.systemCpu)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
-    });
+    const rows = plan.concurrencies.flatMap((concurrency) =>
+      systems.map((system) => {
+        const f = figures(system.name, concurrency);
+        const floor = figures('direct', concurrency);
+        const added = system.name === 'direct' ? '' : `${signedMs(f.p50.median - floor.p50.median)} / ${signedMs(f.p99.median - floor.p99.median)}`;
+        const last = of(system.name, concurrency).at(-1);
+        const cpu = system.name === 'direct' ? '-' : `${f.cpuUs.median.toFixed(0)} (${f.cpuUs.min.toFixed(0)}-${f.cpuUs.max.toFixed(0)})`;
+        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
+      }),
+    );
     const markdown = [
       factsLine(facts),
       '',
-      `Streaming chat with a ${PROMPT_BYTES / 1024} KB prompt; engine: 20 ms to the first event, 8 tokens 2 ms apart. Closed loop per concurrency. Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}.${pinned ? ' Proxies pinned to core 0; engine and load generator on core 1.' : ''}`,
+      `Streaming chat with a ${PROMPT_BYTES / 1024} KB prompt; engine: 20 ms to the first event, 8 tokens 2 ms apart. Closed loop per concurrency, ${plan.rounds} interleaved round${plan.rounds === 1 ? '' : 's'}: each figure is the median of the rounds, their range in brackets. Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}.${pinned ? ' Proxies pinned to core 0 (every thread of the process: taskset), engine and load generator on core 1.' : ''} CPU is the proxy's user + system time from /proc per request served.`,
       '',
       bars.markdown(options.smoke),
       '',
-      '| system | load | ok | failed | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | system CPU | load generator |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | load generator (last round) |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       'Chart: `large-prompts-ttft.svg`.',
@@ -78,8 +95,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       yLabel: 'TTFT ms',
       logY: true,
       series: systems.flatMap((s) => [
-        { name: `${s.name} p99`, points: runs.filter((m) => m.system === s.name).map((m) => [Number(m.label.split(' ')[1]), m.ttft.p99] as const) },
-        { name: `${s.name} p50`, dashed: true, points: runs.filter((m) => m.system === s.name).map((m) => [Number(m.label.split(' ')[1]), m.ttft.p50] as const) },
+        { name: `${s.name} p99`, points: plan.concurrencies.map((c) => [c, figures(s.name, c).p99.median] as const) },
+        { name: `${s.name} p50`, dashed: true, points: plan.concurrencies.map((c) => [c, figures(s.name, c).p50.median] as const) },
       ]),
     });
     writeResults(options.out, 'large-prompts', facts, { plan, promptBytes: PROMPT_BYTES, bars: bars.list, runs: runs.map(withoutHistograms) }, markdown, [{ name: 'ttft', svg: chart }]);

@@ -81,6 +81,12 @@ export class Bars {
   }
 }
 
+/** The median of a non-empty list of runs' figures, and their range: how every comparison of repeated runs is reported. */
+export function medianOf(values: readonly number[]): { median: number; min: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)] as number, min: sorted[0] as number, max: sorted[sorted.length - 1] as number };
+}
+
 /** Milliseconds for tables: one decimal below 100, whole above; `-` for NaN. */
 export const ms = (n: number): string => (Number.isNaN(n) ? '-' : n >= 100 ? n.toFixed(0) : n.toFixed(1));
 /** A difference in milliseconds with its sign. */

@@ -339,14 +339,15 @@ export class EngineSimulator {
       if (response !== undefined && output !== undefined) this.responses.save(response, output);
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    if (path === '/v1/embeddings') {
-      writer.end(JSON.stringify({ object: 'list', model: this.model, data: [{ object: 'embedding', index: 0, embedding: [0.1, -0.2, 0.3, 0.05] }], usage: { prompt_tokens: 4, total_tokens: 4 } }));
-    } else if (path === '/tokenize') {
-      writer.end(JSON.stringify({ count: 3, max_model_len: 8192, tokens: [1, 2, 3] }));
-    } else {
-      writer.end(JSON.stringify({ object: 'sim.result', path, model: this.model }));
-    }
+    const answer =
+      path === '/v1/embeddings'
+        ? { object: 'list', model: this.model, data: [{ object: 'embedding', index: 0, embedding: [0.1, -0.2, 0.3, 0.05] }], usage: { prompt_tokens: 4, total_tokens: 4 } }
+        : path === '/tokenize'
+          ? { count: 3, max_model_len: 8192, tokens: [1, 2, 3] }
+          : { object: 'sim.result', path, model: this.model };
+    const text = JSON.stringify(answer);
+    res.writeHead(200, jsonHeaders(text));
+    writer.end(text);
     finish(200);
   }
 
@@ -385,12 +386,22 @@ export class EngineSimulator {
     this.#observeEngineTtft(started - turn.acceptedAt + prefillMs + knobs.ttftMs);
     const seed = this.#requests;
     const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(this.model, id, knobs, tools, seed) : textCompletion(this.model, id, knobs);
-    res.writeHead(200, { 'content-type': 'application/json' });
-    await writer.write(JSON.stringify(body)); // with splitting, the tail follows in a second write
+    const text = JSON.stringify(body);
+    res.writeHead(200, jsonHeaders(text));
+    await writer.write(text); // with splitting, the tail follows in a second write
     writer.end();
     finish(200);
     return writer.dead ? undefined : generatedText(knobs, tools, seed);
   }
+}
+
+/**
+ * Headers of a whole JSON answer. vLLM's carry Content-Length (its server's
+ * JSON responses are sized), and HTTP/1.0 keep-alive clients such as `ab -k`
+ * need it: without it every answer closed its connection.
+ */
+function jsonHeaders(text: string): Record<string, string | number> {
+  return { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
 }
 
 /** What {@link EngineSimulator} needs to answer one chat or completion request. */

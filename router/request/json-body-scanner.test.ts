@@ -3,12 +3,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { SwitchyardError } from '../errors/errors.ts';
 import { prefixKeys } from '../scheduling/prefix-keys.ts';
-import { canonicalPrefix, JsonBodyScanner, MAX_FIELD_BYTES } from './json-body-scanner.ts';
+import { canonicalPrefix, JsonBodyScanner, MAX_FIELD_BYTES, type JsonScanLimits } from './json-body-scanner.ts';
 
 const LIMITS = { maxDepth: 16, promptPrefixBytes: 64 };
 
 /** Scans `body` split at `cuts` (byte offsets), as it would arrive in chunks. */
-function scan(body: Buffer, cuts: readonly number[] = [], limits = LIMITS) {
+function scan(body: Buffer, cuts: readonly number[] = [], limits: JsonScanLimits = LIMITS) {
   const scanner = new JsonBodyScanner(limits);
   let from = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
@@ -76,7 +76,9 @@ describe('bounded JSON body scanner', () => {
     assert.equal(outcome(() => scanner.push(Buffer.from('['))), 'SWITCHYARD_NESTING_TOO_DEEP');
   });
 
-  it('accepts exactly what JSON.parse accepts, and reads the same facts, however the body is cut (property)', () => {
+  for (const [path, nativeRunsFrom] of [['a JavaScript loop', Number.POSITIVE_INFINITY], ['WebAssembly', 0]] as const) {
+  it(`accepts exactly what JSON.parse accepts, and reads the same facts, however the body is cut, string runs found by ${path} (property)`, () => {
+    const limits = { ...LIMITS, nativeRunsFrom };
     const value = fc.jsonValue({ maxDepth: 6 });
     const body = fc.oneof(
       // objects with a model: valid requests
@@ -113,7 +115,7 @@ describe('bounded JSON body scanner', () => {
         }
         const bytes = Buffer.from(source);
         let facts: ReturnType<typeof scan> | undefined;
-        const got = outcome(() => (facts = scan(bytes, cuts)));
+        const got = outcome(() => (facts = scan(bytes, cuts, limits)));
         // A non-object body may be refused as invalid JSON or as a non-object, whichever byte tells first.
         const bodyErrors = ['SWITCHYARD_INVALID_BODY', 'SWITCHYARD_INVALID_JSON'];
         if (!source.trimStart().startsWith('{') && bodyErrors.includes(expected) && bodyErrors.includes(got)) return;
@@ -130,6 +132,22 @@ describe('bounded JSON body scanner', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+  }
+
+  it('finds string runs in WebAssembly for large chunks: a 200 KB prompt with escapes and a control byte (regression: ~1-3 ns a byte in a JavaScript loop)', () => {
+    const content = 'Line of a long document, with "quotes" and a tab\t. '.repeat(4_000);
+    const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content }], stream: true, model: 'm' }));
+    assert.ok(body.length > 200_000);
+    const facts = scan(body, [70_000, 140_000], { ...LIMITS, nativeRunsFrom: 1_024 });
+    assert.equal(facts.model, 'm');
+    assert.equal(facts.stream, true);
+    // The same body with one escaped tab sent raw, as a control byte inside a string.
+    const raw = Buffer.from(body);
+    const escape = raw.indexOf('\\t', 150_000);
+    raw[escape] = 0x09;
+    raw[escape + 1] = 0x20;
+    assert.equal(outcome(() => scan(raw, [], { ...LIMITS, nativeRunsFrom: 1_024 })), 'SWITCHYARD_INVALID_JSON', 'a raw tab inside a string');
   });
 
   it('keeps a canonical prompt prefix: the same for bodies that differ only in whitespace and field order', () => {

@@ -22,6 +22,7 @@
 import { isUtf8 } from 'node:buffer';
 import { SwitchyardError } from '../errors/errors.ts';
 import { SHORT_STRING, stringEnd } from '../scheduling/json-strings.ts';
+import { stringRuns } from './wasm/string-run.ts';
 import type { PromptKind } from '../scheduling/prefix-keys.ts';
 
 /** Limits of one scan. */
@@ -30,7 +31,17 @@ export interface JsonScanLimits {
   readonly maxDepth: number;
   /** Bytes of canonical prompt prefix to keep (0: none). See {@link JsonBodyFacts.promptPrefix}. */
   readonly promptPrefixBytes: number;
+  /**
+   * Chunks of at least this many bytes find the ends of string runs in
+   * WebAssembly (wasm/string-run.ts); smaller ones in a JavaScript loop,
+   * which costs less than the call for a short body. Default
+   * {@link NATIVE_RUNS_FROM}; tests set 0 or Infinity to pin either path.
+   */
+  readonly nativeRunsFrom?: number;
 }
+
+/** The chunk size (bytes) from which string runs are found in WebAssembly. */
+export const NATIVE_RUNS_FROM = 1_024;
 
 /** What routing reads from a JSON body. */
 export interface JsonBodyFacts {
@@ -133,6 +144,7 @@ interface Span {
  */
 export class JsonBodyScanner {
   readonly #limits: JsonScanLimits;
+  readonly #nativeRunsFrom: number;
   readonly #stack: Uint8Array;
   #depth = 0;
   #state = VALUE;
@@ -160,11 +172,24 @@ export class JsonBodyScanner {
 
   constructor(limits: JsonScanLimits) {
     this.#limits = limits;
+    this.#nativeRunsFrom = limits.nativeRunsFrom ?? NATIVE_RUNS_FROM;
     this.#stack = new Uint8Array(limits.maxDepth + 1);
   }
 
   /** Scans the next chunk of the body. @throws SwitchyardError (400) on bad syntax or depth. */
   push(chunk: Uint8Array): void {
+    const native = chunk.length >= this.#nativeRunsFrom;
+    try {
+      this.#state = this.#scan(chunk, native);
+    } finally {
+      if (native) stringRuns.release();
+    }
+    this.#offset += chunk.length;
+  }
+
+  /** Scans `chunk` from the current state; returns the state after it. */
+
+  #scan(chunk: Uint8Array, native: boolean): number {
     const n = chunk.length;
     let i = 0;
     let state = this.#state;
@@ -175,9 +200,14 @@ export class JsonBodyScanner {
           // The bulk of any prompt: run to the next quote, backslash or control byte.
           let j = i;
           let b = c;
-          while (b !== 0x22 && b !== 0x5c && b >= 0x20) {
-            if (++j === n) break;
-            b = chunk[j] as number;
+          if (native) {
+            j = stringRuns.runEnd(chunk, i, n);
+            b = j < n ? (chunk[j] as number) : 0x22;
+          } else {
+            while (b !== 0x22 && b !== 0x5c && b >= 0x20) {
+              if (++j === n) break;
+              b = chunk[j] as number;
+            }
           }
           // A top-level key is copied with its escapes, to be decoded when it ends.
           if (this.#key !== undefined && this.#stringIsKey) this.#keyBytes(chunk, i, b === 0x5c && j < n ? j + 1 : j);
@@ -302,8 +332,7 @@ export class JsonBodyScanner {
       }
       i++;
     }
-    this.#state = state;
-    this.#offset += n;
+    return state;
   }
 
   /**

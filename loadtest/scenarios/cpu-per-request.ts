@@ -1,0 +1,216 @@
+/**
+ * `switchyard bench cpu-per-request`: what one small non-streamed chat
+ * request costs each proxy in CPU, with keep-alive and with a new connection
+ * per request, measured the way an operator would (`ab -c 64`, `-k` or not)
+ * against one engine simulator. Every proxy is pinned to core 0 (all its
+ * threads: `taskset` applies to the whole process), ab and the engine to
+ * core 1. CPU comes from /proc (user + system, so the kernel work of each
+ * proxy's sockets counts), divided by the requests ab completed.
+ *
+ * Systems: nginx, switchyard with its default policy and with round-robin,
+ * the vLLM project's router, and a bare `node:http` + undici forwarder
+ * (loadtest/baselines/bare-forwarder.ts): the floor Node allows, so what
+ * switchyard costs above it is the router's own. Rounds interleave the
+ * systems so drift hits them alike; each figure is the median of the
+ * rounds with the spread beside it.
+ *
+ * `--breakdown DIR` adds a profiled run of switchyard per connection mode and
+ * reports where its CPU goes by stage (loadtest/report/request-breakdown.ts).
+ *
+ *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR]
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { abVersion, runAb, type AbResult } from '../bench/ab.ts';
+import { canPin, startNodeScript } from '../bench/processes.ts';
+import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
+import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { cpuMs, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
+
+const MODEL = 'bench';
+const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
+const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
+const CONCURRENCY = 64;
+
+type Mode = 'keep-alive' | 'new connection';
+const MODES: readonly Mode[] = ['keep-alive', 'new connection'];
+
+interface Plan {
+  readonly rounds: number;
+  /** Requests per ab run, by mode. */
+  readonly requests: Readonly<Record<Mode, number>>;
+  readonly primeRequests: number;
+}
+
+const PLANS: Record<'full' | 'quick' | 'smoke', Plan> = {
+  full: { rounds: 5, requests: { 'keep-alive': 40_000, 'new connection': 12_000 }, primeRequests: 20_000 },
+  quick: { rounds: 3, requests: { 'keep-alive': 20_000, 'new connection': 8_000 }, primeRequests: 10_000 },
+  smoke: { rounds: 1, requests: { 'keep-alive': 2_000, 'new connection': 1_000 }, primeRequests: 500 },
+};
+
+/** One ab run against one system. */
+interface Sample {
+  readonly system: string;
+  readonly mode: Mode;
+  readonly round: number;
+  readonly ab: AbResult;
+  /** CPU microseconds of the system's processes per completed request. */
+  readonly cpuUs: number;
+}
+
+
+async function startBareForwarder(upstream: string, core: number | undefined): Promise<System> {
+  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core);
+  const pid = child.child.pid;
+  return {
+    name: 'bare node:http + undici',
+    url: `http://127.0.0.1:${child.ports['port'] as number}`,
+    description: `loadtest/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
+    pids: () => (pid === undefined ? [] : [pid]),
+    stop: () => child.stop(),
+  };
+}
+
+async function startSystems(engines: Engines, core: number | undefined, peer: boolean): Promise<System[]> {
+  const upstream = engines.urls[0] as string;
+  const at = core === undefined ? {} : { core };
+  const systems: System[] = [];
+  try {
+    systems.push(await startNginxProxy(engines.urls, core));
+    systems.push(await startRouter(engines.urls, at));
+    systems.push(await startRouter(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
+    const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
+    if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
+    else systems.push(vllmRouter);
+    systems.push(await startBareForwarder(upstream, core));
+  } catch (err) {
+    await stopAll(systems);
+    throw err;
+  }
+  return systems;
+}
+
+async function sample(system: System, mode: Mode, round: number, requests: number, bodyFile: string, clientCore: number | undefined): Promise<Sample> {
+  const pids = system.pids();
+  const before = cpuMs(pids);
+  const ab = await runAb({ url: `${system.url}/v1/chat/completions`, bodyFile, requests, concurrency: CONCURRENCY, keepAlive: mode === 'keep-alive', ...(clientCore === undefined ? {} : { core: clientCore }) });
+  const cpuUs = ab.complete > 0 ? ((cpuMs(pids) - before) * 1000) / ab.complete : Number.NaN;
+  console.error(`${system.name} ${mode} round ${round + 1}: ${ab.requestsPerSecond.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request, ${ab.failed} failed, ${ab.non2xx} non-2xx`);
+  return { system: system.name, mode, round, ab, cpuUs };
+}
+
+/** Where a profiled switchyard spends one request's CPU, per mode: share of the profiled busy time by stage. */
+async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: string, core: number | undefined, clientCore: number | undefined): Promise<Record<Mode, Record<Stage, number>>> {
+  const result = {} as Record<Mode, Record<Stage, number>>;
+  for (const mode of MODES) {
+    const profileDir = join(dir, mode.replace(' ', '-'));
+    rmSync(profileDir, { recursive: true, force: true });
+    mkdirSync(profileDir, { recursive: true });
+    const router = await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+    try {
+      await sample(router, mode, 0, plan.requests[mode], bodyFile, clientCore);
+    } finally {
+      await router.stop();
+    }
+    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+    if (file === undefined) throw new Error(`no CPU profile written in ${profileDir}`);
+    const { busy, byStage } = stageTimes(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Parameters<typeof stageTimes>[0]);
+    result[mode] = Object.fromEntries(STAGES.map((stage) => [stage, (byStage.get(stage) ?? 0) / busy])) as Record<Stage, number>;
+  }
+  return result;
+}
+
+/** Entry point; returns the exit code. */
+export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
+  const options = scenarioOptions(argv, ['peer', 'breakdown']);
+  const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
+  const version = abVersion();
+  if (version === undefined) throw new Error('ab (ApacheBench) is not installed: apt-get install apache2-utils');
+  const pinned = canPin();
+  const core = pinned ? 0 : undefined;
+  const clientCore = pinned ? 1 : undefined;
+  const scratch = mkdtempSync(join(tmpdir(), 'switchyard-cpu-'));
+  const bodyFile = join(scratch, 'body.json');
+  writeFileSync(bodyFile, BODY);
+  const engines = await startEngines(1, MODEL, ['--max-seqs', '100000', '--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '16'], clientCore);
+  let systems: System[] = [];
+  const samples: Sample[] = [];
+  let stages: Record<Mode, Record<Stage, number>> | undefined;
+  try {
+    systems = await startSystems(engines, core, options.extra['peer'] !== 'off');
+    for (const system of systems) await runAb({ url: `${system.url}/v1/chat/completions`, bodyFile, requests: plan.primeRequests, concurrency: CONCURRENCY, keepAlive: true, ...(clientCore === undefined ? {} : { core: clientCore }) });
+    for (let round = 0; round < plan.rounds; round++) {
+      for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));
+    }
+    await stopAll(systems);
+    systems = [];
+    const breakdownDir = options.extra['breakdown'];
+    if (breakdownDir !== undefined) stages = await breakdown(engines, breakdownDir, plan, bodyFile, core, clientCore);
+  } finally {
+    await stopAll(systems);
+    await engines.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return report(argv, options, samples, stages, version);
+}
+
+function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], stages: Record<Mode, Record<Stage, number>> | undefined, abVersionText: string): number {
+  const names = [...new Set(samples.map((s) => s.system))];
+  const cost = (system: string, mode: Mode) => medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.cpuUs));
+  const has = (system: string) => names.includes(system);
+  const bars = new Bars();
+  const failed = samples.reduce((n, s) => n + s.ab.failed + s.ab.non2xx, 0);
+  bars.check('correctness', 'every request answered 2xx', failed === 0, `${failed} failed or non-2xx of ${samples.reduce((n, s) => n + s.ab.complete, 0)}`);
+  if (has('vllm-router')) {
+    const router = cost('switchyard', 'keep-alive').median;
+    const peer = cost('vllm-router', 'keep-alive').median;
+    bars.check('performance', 'keep-alive CPU per request ≤ 1.1× vllm-router (median of rounds)', router <= 1.1 * peer, `${router.toFixed(1)} vs ${peer.toFixed(1)} µs = ${ratio(router / peer)}`);
+  }
+  const policyExtra = cost('switchyard', 'keep-alive').median - cost('switchyard round-robin', 'keep-alive').median;
+  bars.check('performance', "the default policy's extra CPU over round-robin ≤ 5 µs per request (keep-alive)", policyExtra <= 5, `${policyExtra.toFixed(1)} µs`);
+  // What a new connection costs above a reused one: the router's share is what it adds over the bare forwarder's.
+  const perConnection = (system: string) => cost(system, 'new connection').median - cost(system, 'keep-alive').median;
+  const routerPerConnection = perConnection('switchyard');
+  const barePerConnection = perConnection('bare node:http + undici');
+  bars.check('performance', "a new connection's extra CPU ≤ 1.2× the bare node:http + undici forwarder's (the router's own per-connection work)", routerPerConnection <= 1.2 * barePerConnection, `${routerPerConnection.toFixed(1)} vs ${barePerConnection.toFixed(1)} µs`);
+
+  const facts = runFacts(`npm run bench -- cpu-per-request ${argv.join(' ')}`.trim());
+  const reference = (mode: Mode, system: string) => (has(system) ? cost(system, mode).median : Number.NaN);
+  const rows = MODES.flatMap((mode) =>
+    names.map((system) => {
+      const c = cost(system, mode);
+      const rps = medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.ab.requestsPerSecond));
+      return `| ${mode} | ${system} | ${c.median.toFixed(1)} | ${c.min.toFixed(1)}-${c.max.toFixed(1)} | ${ratio(c.median / reference(mode, 'vllm-router'))} | ${ratio(c.median / reference(mode, 'bare node:http + undici'))} | ${ratio(c.median / reference(mode, 'nginx'))} | ${rps.median.toFixed(0)} |`;
+    }),
+  );
+  const rounds = Math.max(...samples.map((s) => s.round)) + 1;
+  const markdown = [
+    factsLine(facts),
+    '',
+    `Small non-streamed chat (${BODY.length} B body, 16 tokens answered), \`ab ${abVersionText}\` at ${CONCURRENCY} concurrent with \`-k\` (keep-alive) and without (a new connection per request); ${rounds} interleaved round${rounds === 1 ? '' : 's'}. Proxies pinned to core 0, ab and the engine simulator to core 1. CPU is user + system time of the proxy's processes from /proc over the run, divided by the requests ab completed.`,
+    '',
+    bars.markdown(options.smoke),
+    '',
+    '| connections | system | CPU µs per request (median) | spread | vs vllm-router | vs bare forwarder | vs nginx | req/s (median) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    ...(stages === undefined ? [] : ['', breakdownTable(stages, (mode) => cost('switchyard', mode).median)]),
+  ].join('\n');
+  writeResults(options.out, 'cpu-per-request', facts, { samples, stages }, markdown);
+  return bars.pass(options.smoke) ? 0 : 1;
+}
+
+function breakdownTable(stages: Record<Mode, Record<Stage, number>>, perRequest: (mode: Mode) => number): string {
+  const cell = (mode: Mode, stage: Stage) => `${(stages[mode][stage] * perRequest(mode)).toFixed(1)} (${(100 * stages[mode][stage]).toFixed(0)}%)`;
+  return [
+    'Where switchyard spends one request (default policy): each stage\'s share of a profiled run\'s busy time (`--cpu-prof`, module loading left out), times the median CPU per request above. `native` is time V8 could not attribute to JavaScript (libuv, the kernel under the event loop).',
+    '',
+    '| stage | keep-alive µs (share) | new connection µs (share) |',
+    '|---|---|---|',
+    ...STAGES.map((stage) => `| ${stage} | ${cell('keep-alive', stage)} | ${cell('new connection', stage)} |`),
+  ].join('\n');
+}
+
+runIfMain(import.meta.url, cpuPerRequest);
