@@ -144,6 +144,7 @@ export class RouterMetrics {
   readonly #requestChildren = new Map<string, { inc(): void }>();
   readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
   readonly #ttftChildren = new Map<string, { observe(v: number): void }>();
+  readonly #decisionChildren = new Map<string, { inc(): void }>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -374,7 +375,14 @@ export class RouterMetrics {
 
   /** Counts a routing decision. */
   countDecision(policy: string, outcome: string): void {
-    this.#decisions.labels(policy, outcome).inc();
+    // Once per request: the child is found once per label pair, as for the request counters.
+    const key = `${policy}\0${outcome}`;
+    let child = this.#decisionChildren.get(key);
+    if (child === undefined) {
+      child = this.#decisions.labels(policy, outcome);
+      this.#decisionChildren.set(key, child);
+    }
+    child.inc();
   }
 
   /**
