@@ -15,6 +15,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
+import { CellCounter, CellHistogram } from './cell-metrics.ts';
 
 /** prom-client default metrics that read NaN or a sentinel when scraped twice within one sampling tick. */
 const EMPTY_WINDOW_LAG_METRICS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((stat) => `nodejs_eventloop_lag_${stat}_seconds`);
@@ -127,24 +128,21 @@ export type RetryReason = 'connect' | 'reset';
 /** All metrics of one router process. */
 export class RouterMetrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<'route' | 'model' | 'status'>;
-  readonly #duration: Histogram<'route' | 'model'>;
-  readonly #ttfb: Histogram<'route' | 'model'>;
-  readonly #ttft: Histogram<'route' | 'model'>;
+  // Written on every request: cells, not prom-client's children (see cell-metrics.ts).
+  readonly #requests: CellCounter;
+  readonly #duration: CellHistogram;
+  readonly #ttfb: CellHistogram;
+  readonly #ttft: CellHistogram;
   readonly #upstreamErrors: Counter<'backend' | 'kind'>;
   readonly #retries: Counter<'reason'>;
   readonly #scrapeDuration: Histogram;
   readonly #scrapeFailures: Counter<'backend'>;
   readonly #ejections: Counter<'backend'>;
-  readonly #decisions: Counter<'policy' | 'outcome'>;
+  readonly #decisions: CellCounter;
   readonly #shed: Counter<'reason' | 'priority'>;
   readonly #queued: Counter<'priority'>;
   readonly #queueWait: Histogram;
   readonly #shedDuration: Histogram;
-  readonly #requestChildren = new Map<string, { inc(): void }>();
-  readonly #timingChildren = new Map<string, { duration: { observe(v: number): void }; ttfb: { observe(v: number): void } }>();
-  readonly #ttftChildren = new Map<string, { observe(v: number): void }>();
-  readonly #decisionChildren = new Map<string, { inc(): void }>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -154,34 +152,35 @@ export class RouterMetrics {
     // histogram's sentinel), which strict parsers reject. switchyard_event_loop_lag_seconds and
     // nodejs_eventloop_lag_seconds stay.
     for (const name of EMPTY_WINDOW_LAG_METRICS) this.registry.removeSingleMetric(name);
-    this.#requests = new Counter({
+    const registry = this.registry;
+    this.#requests = new CellCounter({
       name: 'switchyard_requests_total',
       help: 'Requests answered, by route, model and HTTP status (router-generated answers included).',
       labelNames: ['route', 'model', 'status'],
-      registers,
+      registry,
     });
-    this.#duration = new Histogram({
+    this.#duration = new CellHistogram({
       name: 'switchyard_request_duration_seconds',
       help: 'End-to-end request duration as the router saw it, until the last response byte.',
       labelNames: ['route', 'model'],
       buckets: E2E_BUCKETS_S,
-      registers,
+      registry,
     });
-    this.#ttfb = new Histogram({
+    this.#ttfb = new CellHistogram({
       name: 'switchyard_time_to_first_byte_seconds',
       help: 'Time from request arrival to the first upstream response body byte (TTFT for streams).',
       labelNames: ['route', 'model'],
       buckets: TTFT_BUCKETS_S,
-      registers,
+      registry,
     });
     // Apart from the one above: a non-streamed answer's first byte comes with its last, so
     // mixing both would put whole generations into a TTFT SLO.
-    this.#ttft = new Histogram({
+    this.#ttft = new CellHistogram({
       name: 'switchyard_time_to_first_token_seconds',
       help: 'Streamed requests answered 2xx: time from request arrival to the first response body byte (the first token), as the router saw it.',
       labelNames: ['route', 'model'],
       buckets: TTFT_BUCKETS_S,
-      registers,
+      registry,
     });
     this.#upstreamErrors = new Counter({
       name: 'switchyard_upstream_errors_total',
@@ -213,11 +212,11 @@ export class RouterMetrics {
       labelNames: ['backend'],
       registers,
     });
-    this.#decisions = new Counter({
+    this.#decisions = new CellCounter({
       name: 'switchyard_policy_decisions_total',
       help: 'Routing decisions by scheduling profile (policy) and outcome (affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned: a session kept on its shared assignment, placed: a new shared session placed by load, least_load, round_robin).',
       labelNames: ['policy', 'outcome'],
-      registers,
+      registry,
     });
     this.#shed = new Counter({
       name: 'switchyard_shed_total',
@@ -297,36 +296,18 @@ export class RouterMetrics {
 
   /** Counts one answered request. */
   countRequest(route: string, model: string, status: number): void {
-    const key = `${route}\0${model}\0${status}`;
-    let child = this.#requestChildren.get(key);
-    if (child === undefined) {
-      child = this.#requests.labels(route, model, String(status));
-      this.#requestChildren.set(key, child);
-    }
-    child.inc();
+    this.#requests.cell(route, model, String(status)).inc();
   }
 
   /** Records the timings of one proxied request, in seconds. `ttfbS` is undefined when no body byte came. */
   observeTimings(route: string, model: string, durationS: number, ttfbS: number | undefined): void {
-    const key = `${route}\0${model}`;
-    let child = this.#timingChildren.get(key);
-    if (child === undefined) {
-      child = { duration: this.#duration.labels(route, model), ttfb: this.#ttfb.labels(route, model) };
-      this.#timingChildren.set(key, child);
-    }
-    child.duration.observe(durationS);
-    if (ttfbS !== undefined) child.ttfb.observe(ttfbS);
+    this.#duration.cell(route, model).observe(durationS);
+    if (ttfbS !== undefined) this.#ttfb.cell(route, model).observe(ttfbS);
   }
 
   /** Records the time to first token (s) of a streamed request answered 2xx. */
   observeFirstToken(route: string, model: string, seconds: number): void {
-    const key = `${route}\0${model}`;
-    let child = this.#ttftChildren.get(key);
-    if (child === undefined) {
-      child = this.#ttft.labels(route, model);
-      this.#ttftChildren.set(key, child);
-    }
-    child.observe(seconds);
+    this.#ttft.cell(route, model).observe(seconds);
   }
 
   /** Counts an upstream failure of `backend`; dropped once it has left the set. */
@@ -375,14 +356,7 @@ export class RouterMetrics {
 
   /** Counts a routing decision. */
   countDecision(policy: string, outcome: string): void {
-    // Once per request: the child is found once per label pair, as for the request counters.
-    const key = `${policy}\0${outcome}`;
-    let child = this.#decisionChildren.get(key);
-    if (child === undefined) {
-      child = this.#decisions.labels(policy, outcome);
-      this.#decisionChildren.set(key, child);
-    }
-    child.inc();
+    this.#decisions.cell(policy, outcome).inc();
   }
 
   /**
