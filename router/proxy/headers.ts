@@ -34,10 +34,15 @@ export function isHopByHop(name: string): boolean {
   return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
 }
 
-/** Lower-cased header names listed in a `Connection` header value. */
-export function connectionTokens(value: string | readonly string[] | undefined): Set<string> {
+/** What `Connection` says on almost every message: hop-by-hop already, so it names nothing more to drop. */
+const PLAIN_CONNECTION = /^\s*(?:keep-alive|close)\s*$/i;
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+/** Lower-cased header names listed in a `Connection` header value (the caller must not change the set). */
+export function connectionTokens(value: string | readonly string[] | undefined): ReadonlySet<string> {
+  // Every engine answer and most requests carry one of these: no set to build for them.
+  if (value === undefined || (typeof value === 'string' && PLAIN_CONNECTION.test(value))) return NO_TOKENS;
   const tokens = new Set<string>();
-  if (value === undefined) return tokens;
   for (const part of typeof value === 'string' ? [value] : value) {
     for (const token of part.split(',')) {
       const name = token.trim().toLowerCase();
@@ -94,7 +99,7 @@ export function isForwardingHeader(name: string): boolean {
  * appends its own (see {@link authorizationValue}).
  */
 export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: UpstreamHeaderContext): string[] {
-  let named: Set<string> | undefined;
+  let named: ReadonlySet<string> | undefined;
   let forwardedFor: string | undefined;
   let forwarded: string | undefined;
   let forwardedProto: string | undefined;
