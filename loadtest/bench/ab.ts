@@ -12,6 +12,8 @@ export interface AbRun {
   /** A file holding the POST body; sent as `application/json`. */
   readonly bodyFile: string;
   readonly requests: number;
+  /** Stop after this many seconds even before `requests` (ab's `-t`); undefined: run all of them. */
+  readonly seconds?: number;
   readonly concurrency: number;
   /** `-k`: HTTP keep-alive; otherwise a new connection per request. */
   readonly keepAlive: boolean;
@@ -58,7 +60,8 @@ export function parseAbOutput(output: string): AbResult {
 /** Runs ab to the end and parses its summary. @throws Error when ab exits non-zero. */
 export async function runAb(run: AbRun): Promise<AbResult> {
   // -l: answers differ in length (ids); -r: a receive error counts as a failed request instead of stopping ab.
-  const args = ['-n', String(run.requests), '-c', String(run.concurrency), '-l', '-r', '-s', '30', ...(run.keepAlive ? ['-k'] : []), '-p', run.bodyFile, '-T', 'application/json', run.url];
+  // -t comes first: it resets -n to 50,000, which the -n after it overrides.
+  const args = [...(run.seconds === undefined ? [] : ['-t', String(run.seconds)]), '-n', String(run.requests), '-c', String(run.concurrency), '-l', '-r', '-s', '30', ...(run.keepAlive ? ['-k'] : []), '-p', run.bodyFile, '-T', 'application/json', run.url];
   const ab = run.core === undefined ? ['ab', ...args] : ['taskset', '-c', String(run.core), 'ab', ...args];
   const script = 'ulimit -n "$(ulimit -Hn)"; exec "$@"';
   const child = spawn('bash', ['-c', script, 'bash', ...ab], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -41,13 +41,18 @@ interface Plan {
   readonly rounds: number;
   /** Requests per ab run, by mode. */
   readonly requests: Readonly<Record<Mode, number>>;
-  readonly primeRequests: number;
+  /**
+   * Keep-alive traffic each system gets first, in seconds: JIT warm, and a
+   * cold router's safe start grown to the load (it grows once a scrape,
+   * every second by default), so rounds measure the steady state.
+   */
+  readonly primeSeconds: number;
 }
 
 const PLANS: Record<'full' | 'quick' | 'smoke', Plan> = {
-  full: { rounds: 5, requests: { 'keep-alive': 40_000, 'new connection': 12_000 }, primeRequests: 20_000 },
-  quick: { rounds: 3, requests: { 'keep-alive': 20_000, 'new connection': 8_000 }, primeRequests: 10_000 },
-  smoke: { rounds: 1, requests: { 'keep-alive': 2_000, 'new connection': 1_000 }, primeRequests: 500 },
+  full: { rounds: 5, requests: { 'keep-alive': 40_000, 'new connection': 12_000 }, primeSeconds: 12 },
+  quick: { rounds: 3, requests: { 'keep-alive': 20_000, 'new connection': 8_000 }, primeSeconds: 8 },
+  smoke: { rounds: 1, requests: { 'keep-alive': 2_000, 'new connection': 1_000 }, primeSeconds: 1 },
 };
 
 /** One ab run against one system. */
@@ -101,6 +106,10 @@ async function sample(system: System, mode: Mode, round: number, requests: numbe
   return { system: system.name, mode, round, ab, cpuUs };
 }
 
+async function prime(system: System, plan: Plan, bodyFile: string, clientCore: number | undefined, keepAlive = true): Promise<void> {
+  await runAb({ url: `${system.url}/v1/chat/completions`, bodyFile, requests: 10_000_000, seconds: plan.primeSeconds, concurrency: CONCURRENCY, keepAlive, ...(clientCore === undefined ? {} : { core: clientCore }) });
+}
+
 /** Where a profiled switchyard spends one request's CPU, per mode: share of the profiled busy time by stage. */
 async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: string, core: number | undefined, clientCore: number | undefined): Promise<Record<Mode, Record<Stage, number>>> {
   const result = {} as Record<Mode, Record<Stage, number>>;
@@ -110,6 +119,8 @@ async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: st
     mkdirSync(profileDir, { recursive: true });
     const router = await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
     try {
+      // In the mode profiled: the profile's shares are of all the traffic the router served.
+      await prime(router, plan, bodyFile, clientCore, mode === 'keep-alive');
       await sample(router, mode, 0, plan.requests[mode], bodyFile, clientCore);
     } finally {
       await router.stop();
@@ -140,7 +151,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   let stages: Record<Mode, Record<Stage, number>> | undefined;
   try {
     systems = await startSystems(engines, core, options.extra['peer'] !== 'off');
-    for (const system of systems) await runAb({ url: `${system.url}/v1/chat/completions`, bodyFile, requests: plan.primeRequests, concurrency: CONCURRENCY, keepAlive: true, ...(clientCore === undefined ? {} : { core: clientCore }) });
+    for (const system of systems) await prime(system, plan, bodyFile, clientCore);
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));
     }

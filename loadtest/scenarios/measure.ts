@@ -5,6 +5,7 @@
  */
 import { Histogram, type Percentiles } from '../bench/histogram.ts';
 import { runGenerators, type GeneratorOptions, type GeneratorRun } from '../bench/generators.ts';
+import { readFileSync } from 'node:fs';
 import type { LoadSpec } from '../bench/load-spec.ts';
 import { pct } from './results.ts';
 import { coreTimes, cpuMs, rssBytes, type System } from './systems.ts';
@@ -27,7 +28,28 @@ export interface Measurement {
   readonly systemCpu: number;
   /** Largest resident memory of the system's processes seen during the run (bytes). */
   readonly peakRss: number;
+  /** Share of the load generators' core busy over the run (every process on it); undefined when not pinned. */
+  readonly clientCoreBusy: number | undefined;
+  /**
+   * TCP segments the machine retransmitted during the run (all sockets, from
+   * /proc/net/snmp). Loopback loses nothing, so any is the kernel dropping
+   * under buffer pressure, and each costs at least the 200 ms minimum
+   * retransmission timeout: a tail no proxy caused.
+   */
+  readonly tcpRetransmits: number | undefined;
   readonly run: GeneratorRun;
+}
+
+/** TCP segments retransmitted since boot, from /proc/net/snmp; undefined where it cannot be read. */
+export function tcpRetransmits(): number | undefined {
+  try {
+    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((line) => line.startsWith('Tcp:'));
+    const [names, values] = lines.map((line) => line.trim().split(/\s+/));
+    const at = names?.indexOf('RetransSegs') ?? -1;
+    return at < 0 ? undefined : Number(values?.[at]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Sends `spec` (without a target) to `system` and measures it. */
@@ -35,6 +57,7 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
   const pids = system.pids();
   const cpuBefore = cpuMs(pids);
   const clientCoreBefore = generators.core === undefined ? undefined : coreTimes(generators.core);
+  const retransmitsBefore = tcpRetransmits();
   const started = performance.now();
   let peakRss = rssBytes(pids);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pids))), RSS_SAMPLE_MS);
@@ -46,15 +69,19 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
   }
   const systemCpu = (cpuMs(pids) - cpuBefore) / (performance.now() - started);
   const clientCoreAfter = generators.core === undefined ? undefined : coreTimes(generators.core);
+  const retransmitsAfter = tcpRetransmits();
+  const retransmits = retransmitsBefore === undefined || retransmitsAfter === undefined ? undefined : retransmitsAfter - retransmitsBefore;
+  let clientCoreBusy: number | undefined;
   if (clientCoreBefore !== undefined && clientCoreAfter !== undefined && clientCoreAfter.total > clientCoreBefore.total) {
     const busy = (clientCoreAfter.busy - clientCoreBefore.busy) / (clientCoreAfter.total - clientCoreBefore.total);
+    clientCoreBusy = busy;
     // Each generator may be below its own limit while the core it shares is full.
     if (busy >= SATURATED_CORE) {
       const note = `core ${generators.core as number} (load generators and whatever shares it) ${pct(busy)} busy`;
       run = { ...run, generatorBottleneck: run.generatorBottleneck === undefined ? note : `${run.generatorBottleneck}; ${note}` };
     }
   }
-  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, run };
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, run };
   const problems = (run.shed > 0 ? `, ${run.shed} shed` : "") + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
   return measurement;

@@ -128,6 +128,12 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     );
     const halfP99 = (name: string) => open.filter((m) => m.system === name && m.fraction === 0.5 && m.run.ok > 0).map((m) => m.e2e.p99);
     const [routerP99s, directP99s] = [halfP99('switchyard'), halfP99('direct')];
+    // What the machine did beside the system during those runs: a full client core or a retransmission is a tail no proxy caused.
+    const halfFacts = (name: string) => {
+      const runs = open.filter((m) => m.system === name && m.fraction === 0.5);
+      const busy = runs.map((m) => m.clientCoreBusy).filter((b): b is number => b !== undefined);
+      return `${busy.length === 0 ? '-' : pct(median(busy))} median, ${runs.reduce((n, m) => n + (m.tcpRetransmits ?? 0), 0)} TCP retransmits`;
+    };
     if (routerP99s.length > 0 && directP99s.length > 0) {
       const added = median(routerP99s) - median(directP99s);
       const spread = (values: number[]) => `${ms(Math.min(...values))}-${ms(Math.max(...values))}`;
@@ -135,7 +141,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         'performance',
         `added p99 ≤ 2 ms over direct at 50% of the router's max (${Math.round(routerMax / 2)} req/s, open loop${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
         added <= 2,
-        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms)`,
+        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms; client core busy ${halfFacts('switchyard')} vs ${halfFacts('direct')})`,
       );
     }
     const ttft = (name: string, q: 'p50' | 'p99') => median(streams.filter((m) => m.system === name).map((m) => m.ttft[q]));
@@ -147,8 +153,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
 
     const facts = runFacts(`npm run bench -- proxy-overhead ${argv.join(' ')}`.trim());
     const row = (m: Measurement, extra: string) =>
-      `| ${m.system} | ${extra} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${pct(m.systemCpu)} | ${cpuPerRequestUs(m).toFixed(0)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
-    const header = '| system | load | ok | failed | req/s | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | system CPU (of its core) | system CPU µs per request | load generator |\n|---|---|---|---|---|---|---|---|---|---|---|---|';
+      `| ${m.system} | ${extra} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${pct(m.systemCpu)} | ${cpuPerRequestUs(m).toFixed(0)} | ${m.clientCoreBusy === undefined ? '-' : pct(m.clientCoreBusy)} | ${m.tcpRetransmits ?? '-'} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
+    const header = '| system | load | ok | failed | req/s | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | system CPU (of its core) | system CPU µs per request | client core busy | TCP retransmits | load generator |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
     const markdown = [
       factsLine(facts),
       '',
