@@ -14,12 +14,14 @@ export interface WriterOptions {
   readonly dieAfterChunks: number;
   /** Returns a float in [0, 1). */
   readonly random: () => number;
+  /** Keep a SHA-256 of the bytes written, for {@link ResponseWriter.digest} (default true). */
+  readonly hash?: boolean;
 }
 
 export class ResponseWriter {
   readonly #res: ServerResponse;
   readonly #options: WriterOptions;
-  readonly #hash: Hash = createHash('sha256');
+  readonly #hash: Hash | undefined;
   #carry: Buffer = Buffer.alloc(0);
   #writes = 0;
   #dead = false;
@@ -28,6 +30,7 @@ export class ResponseWriter {
   constructor(res: ServerResponse, options: WriterOptions) {
     this.#res = res;
     this.#options = options;
+    this.#hash = options.hash === false ? undefined : createHash('sha256');
   }
 
   /** True once the connection was killed on purpose or by the client. */
@@ -74,6 +77,7 @@ export class ResponseWriter {
 
   /** Hex SHA-256 of all bytes written so far. */
   digest(): string {
+    if (this.#hash === undefined) throw new Error('this writer keeps no digest (hash: false)');
     return this.#hash.copy().digest('hex');
   }
 
@@ -86,7 +90,7 @@ export class ResponseWriter {
     }
     this.#writes++;
     this.bytes += data.length;
-    this.#hash.update(data);
+    this.#hash?.update(data);
     this.#res.write(data);
   }
 }

@@ -66,6 +66,15 @@ export interface SimOptions {
   readonly storedResponses?: number;
   /** Whose metric names `/metrics` serves (`vllm` by default); `none` answers it 404. */
   readonly metricsDialect?: SimMetricsDialect;
+  /**
+   * Keep, per `x-request-id`, what arrived and a SHA-256 of what was sent,
+   * for tests to read (default true). Benchmark engines turn it off: the
+   * hashes and copies tripled the simulator's CPU per request (48 → 129 µs
+   * under `ab -c 64`) for traffic carrying the header, which switchyard always
+   * sends and nginx does not, so the engine sharing the load generator's core
+   * slowed down for switchyard alone.
+   */
+  readonly record?: boolean;
 }
 
 /** The Responses API route. */
@@ -94,6 +103,7 @@ export class EngineSimulator {
   /** The KV-block model; undefined when `kvBlocks` is 0. */
   readonly #kv: EngineKv | undefined;
   readonly #sockets = new Set<Socket>();
+  readonly #record: boolean;
   #succeeded = 0;
   #requests = 0;
   /** Engine-side times to first token (ms), from the whole request received to the first token, queue wait included; the first ENGINE_TTFT_SAMPLES kept. */
@@ -104,6 +114,7 @@ export class EngineSimulator {
     this.model = options.model;
     this.knobs = { ...DEFAULT_KNOBS, ...options.knobs };
     this.metricsDialect = options.metricsDialect ?? 'vllm';
+    this.#record = options.record ?? true;
     this.#random = seededRng(options.seed ?? 1);
     this.responses = new ResponseStore(options.storedResponses ?? DEFAULT_STORED_RESPONSES);
     const clock = options.clock ?? (() => performance.now());
@@ -204,7 +215,7 @@ export class EngineSimulator {
     }
     const body = await readAll(req);
     const acceptedAt = performance.now();
-    const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
+    const requestId = this.#record && typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
     if (requestId !== undefined) {
       remember(this.#received, requestId, {
         method: req.method ?? '',
@@ -305,7 +316,7 @@ export class EngineSimulator {
     acceptedAt: number,
     response?: ResponseTurn,
   ): Promise<void> {
-    const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random });
+    const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random, hash: requestId !== undefined });
     if (requestId !== undefined) this.#live.set(requestId, writer);
     res.once('close', () => {
       if (requestId !== undefined) this.#live.delete(requestId);

@@ -4,10 +4,12 @@
  * router/), so it is imported on demand, only when this command runs.
  */
 
-const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [knobs]
+const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [--record] [knobs]
 
 Runs the engine simulator (an OpenAI/vLLM look-alike). --metrics-dialect picks whose metric names
-/metrics serves (default vllm; none answers it 404). Knobs (times in ms):
+/metrics serves (default vllm; none answers it 404). --record keeps, per x-request-id, what arrived
+and a hash of what was sent (in-process tests read them; off by default, as it costs CPU per
+request). Knobs (times in ms):
 ${knobs}
 Each knob can also be set per request with an x-sim-<knob> header.
 `;
@@ -26,11 +28,17 @@ export async function sim(argv: readonly string[]): Promise<number> {
   let listen = '127.0.0.1:8000';
   let model = 'sim-model';
   let metricsDialect: (typeof SIM_METRICS_DIALECTS)[number] = 'vllm';
+  // Off for benchmark engines: see SimOptions.record.
+  let record = false;
   let parsed;
   try {
     parsed = knobsFromFlags(argv);
     for (let i = 0; i < parsed.rest.length; i++) {
       const arg = parsed.rest[i] as string;
+      if (arg === '--record') {
+        record = true;
+        continue;
+      }
       const [flag, inline] = arg.split('=', 2) as [string, string | undefined];
       const value = inline ?? parsed.rest[++i];
       if (value === undefined) throw new Error(`${flag} needs a value`);
@@ -48,7 +56,7 @@ export async function sim(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const colon = listen.lastIndexOf(':');
-  const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect });
+  const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect, record });
   const port = await engine.listen(listen.slice(0, colon), Number(listen.slice(colon + 1)));
   console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, metricsDialect, knobs: engine.knobs }));
   await new Promise<void>((resolve) => {

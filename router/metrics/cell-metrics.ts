@@ -54,6 +54,7 @@ abstract class CellMetric<C> {
     this.name = options.name;
     this.help = options.help;
     this.#labelNames = options.labelNames;
+    // prom-client types this parameter as its own Metric class; the registry reads only what MetricData has.
     options.registry.registerMetric(this as never);
   }
 
