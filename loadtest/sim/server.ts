@@ -215,8 +215,8 @@ export class EngineSimulator {
     }
     const body = await readAll(req);
     const acceptedAt = performance.now();
-    const requestId = this.#record && typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
-    if (requestId !== undefined) {
+    const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : undefined;
+    if (requestId !== undefined && this.#record) {
       remember(this.#received, requestId, {
         method: req.method ?? '',
         path,
@@ -316,19 +316,21 @@ export class EngineSimulator {
     acceptedAt: number,
     response?: ResponseTurn,
   ): Promise<void> {
-    const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random, hash: requestId !== undefined });
-    if (requestId !== undefined) this.#live.set(requestId, writer);
+    // The request id names the answer (its `id`) either way; only the records are optional.
+    const recordedId = this.#record ? requestId : undefined;
+    const writer = new ResponseWriter(res, { split: knobs.split, dieAfterChunks: knobs.dieAfterChunks, random: this.#random, hash: recordedId !== undefined });
+    if (recordedId !== undefined) this.#live.set(recordedId, writer);
     res.once('close', () => {
-      if (requestId !== undefined) this.#live.delete(requestId);
+      if (recordedId !== undefined) this.#live.delete(recordedId);
     });
     const started = performance.now();
     let admission: KvAdmission | undefined;
     const finish = (status: number) => {
       if (!writer.dead) this.#succeeded++;
-      if (requestId === undefined) return;
+      if (recordedId === undefined) return;
       const record: SentRecord = { status, sha256: writer.digest(), bytes: writer.bytes, complete: !writer.dead };
       const kv = admission === undefined ? undefined : { promptTokens: admission.promptTokens, cachedTokens: admission.cachedTokens, prefillMs: admission.prefillMs };
-      remember(this.#sent, requestId, kv === undefined ? record : { ...record, kv });
+      remember(this.#sent, recordedId, kv === undefined ? record : { ...record, kv });
     };
     if (path === '/v1/chat/completions' || path === '/v1/completions' || response !== undefined) {
       const chat = path !== '/v1/completions';
