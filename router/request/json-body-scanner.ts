@@ -10,7 +10,9 @@
  *   refused after its first `maxDepth + 1` bytes, before the rest arrives.
  * - Cost is one pass over the bytes in chunk-sized slices (interleaved with
  *   other work on the loop), and memory is a fixed depth stack plus bounded
- *   captures: no object is built for the body, however large.
+ *   captures: no object is built for the body, however large. Inside strings,
+ *   the bulk of a prompt, the pass runs in WebAssembly SIMD for chunks of
+ *   1 KiB and more (wasm/string-run.ts).
  * - Only top-level fields are read (`model`, `stream`, `user`, `cache_salt`,
  *   `previous_response_id`, and the raw prompt: `messages`, `prompt` or
  *   `input`); a duplicate key takes the last value, as `JSON.parse` and the
@@ -188,7 +190,6 @@ export class JsonBodyScanner {
   }
 
   /** Scans `chunk` from the current state; returns the state after it. */
-
   #scan(chunk: Uint8Array, native: boolean): number {
     const n = chunk.length;
     let i = 0;
@@ -202,7 +203,7 @@ export class JsonBodyScanner {
           let b = c;
           if (native) {
             j = stringRuns.runEnd(chunk, i, n);
-            b = j < n ? (chunk[j] as number) : 0x22;
+            b = j < n ? (chunk[j] as number) : 0x22; // at the chunk's end b is never read as a byte of it
           } else {
             while (b !== 0x22 && b !== 0x5c && b >= 0x20) {
               if (++j === n) break;
