@@ -20,6 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { abVersion, parseAbOutput, type AbResult } from '../../../loadtest/bench/ab.ts';
 import { startFleet, type Fleet } from '../harness.ts';
 import { answersByStatus, difference, shedByReason } from './admin-metrics.ts';
 import { recordRow } from './compat-rows.ts';
@@ -30,29 +31,11 @@ const FILE = 'router/e2e/interop/ab-curl.interop.ts';
 const REQUESTS = 10_000;
 const CONCURRENCY = 2_000;
 
-/** What ab reported for one run. */
-interface AbResult {
-  readonly complete: number;
-  readonly failed: number;
-  readonly non2xx: number;
-  readonly requestsPerSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-}
-
 /** ab's version (`2.3`), or a failure telling how to install it. */
-function abVersion(): string {
-  const probe = spawnSync('ab', ['-V'], { encoding: 'utf8' });
-  if (probe.error !== undefined) assert.fail(`ab (ApacheBench) is not installed: install the apache2-utils package (apt-get install apache2-utils). ${probe.error.message}`);
-  const version = /Version (\S+)/.exec(probe.stdout)?.[1];
-  assert.ok(version, `unexpected ab -V output: ${probe.stdout}`);
+function installedAbVersion(): string {
+  const version = abVersion();
+  assert.ok(version, 'ab (ApacheBench) is not installed: install the apache2-utils package (apt-get install apache2-utils).');
   return version;
-}
-
-function field(output: string, pattern: RegExp): number {
-  const match = pattern.exec(output);
-  assert.ok(match, `ab output lacks ${String(pattern)}:\n${output}`);
-  return Number(match[1]);
 }
 
 /** Runs ab under the raised open-file limit and parses its summary. */
@@ -68,15 +51,7 @@ async function runAb(url: string, bodyFile: string): Promise<AbResult> {
     child.once('close', resolve);
   });
   assert.equal(code, 0, `ab exited with ${String(code)}:\n${output}`);
-  return {
-    complete: field(output, /^Complete requests:\s+(\d+)/m),
-    failed: field(output, /^Failed requests:\s+(\d+)/m),
-    // ab prints this line only when some answer was not 2xx.
-    non2xx: /^Non-2xx responses:/m.test(output) ? field(output, /^Non-2xx responses:\s+(\d+)/m) : 0,
-    requestsPerSecond: field(output, /^Requests per second:\s+([\d.]+)/m),
-    p50Ms: field(output, /^\s+50%\s+(\d+)/m),
-    p99Ms: field(output, /^\s+99%\s+(\d+)/m),
-  };
+  return parseAbOutput(output);
 }
 
 function table(runs: readonly (readonly [string, AbResult])[]): string {
@@ -113,7 +88,7 @@ describe(`ab -n ${REQUESTS} -c ${CONCURRENCY} (the crash report's load)`, () => 
   });
 
   it('never fails a connection through switchyard; every non-2xx is a 429', async () => {
-    const version = abVersion();
+    const version = installedAbVersion();
     assert.ok(router);
     const bodyFile = join(dir, 'chat.json');
     writeFileSync(bodyFile, JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'What is the capital of France?' }], max_tokens: 16 }));
