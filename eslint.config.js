@@ -116,6 +116,14 @@ export default tseslint.config(
           selector: "CallExpression[callee.name='fetch']",
           message: 'Read upstream HTTP answers through discovery/upstream-body.ts (upstreamGet, fetchText): it owns every response body.',
         },
+        {
+          // A getter or setter in an object literal is a new function per object, so each object
+          // gets a hidden class of its own, in the old generation, which keeps everything the
+          // accessor's closure sees alive through young collections: one such literal per request
+          // promoted 6 MB per collection and made each 13-15 ms long (read-body.ts, BodyProgress).
+          selector: "ObjectExpression > Property[kind=/^(get|set)$/]",
+          message: 'No getters or setters in object literals: use a class (accessors on its prototype are shared) or a plain field.',
+        },
       ],
     },
   },
