@@ -73,7 +73,9 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         const added = system.name === 'direct' ? '' : `${signedMs(f.p50.median - floor.p50.median)} / ${signedMs(f.p99.median - floor.p99.median)}`;
         const last = of(system.name, concurrency).at(-1);
         const cpu = system.name === 'direct' ? '-' : `${f.cpuUs.median.toFixed(0)} (${f.cpuUs.min.toFixed(0)}-${f.cpuUs.max.toFixed(0)})`;
-        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
+        const queued = of(system.name, concurrency).map((m) => m.routerQueued);
+        const queuedCell = queued.every((n) => n === undefined) ? '-' : queued.map((n) => n ?? '?').join(', ');
+        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
       }),
     );
     const markdown = [
@@ -83,8 +85,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       '',
       bars.markdown(options.smoke),
       '',
-      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | load generator (last round) |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | queued in the router (each round) | load generator (last round) |',
+      '|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       'Chart: `large-prompts-ttft.svg`.',

@@ -37,7 +37,27 @@ export interface Measurement {
    * retransmission timeout: a tail no proxy caused.
    */
   readonly tcpRetransmits: number | undefined;
+  /**
+   * Requests the router held in its own queue during the run, warm-up
+   * included (`switchyard_queued_total`); undefined for systems without an
+   * admin port. A queued request waited for the safe start or an engine,
+   * not for the proxy's own work: rows say so.
+   */
+  readonly routerQueued: number | undefined;
   readonly run: GeneratorRun;
+}
+
+/** Requests the router at `adminUrl` has queued since it started (every priority); undefined when its metrics cannot be read. */
+export async function routerQueuedTotal(adminUrl: string): Promise<number | undefined> {
+  try {
+    const response = await fetch(`${adminUrl}/metrics`, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) return undefined;
+    let total = 0;
+    for (const line of (await response.text()).split('\n')) if (line.startsWith('switchyard_queued_total')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    return total;
+  } catch {
+    return undefined;
+  }
 }
 
 /** TCP segments retransmitted since boot, from /proc/net/snmp; undefined where it cannot be read. */
@@ -55,6 +75,7 @@ export function tcpRetransmits(): number | undefined {
 /** Sends `spec` (without a target) to `system` and measures it. */
 export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, generators: Omit<GeneratorOptions, 'label'>, label: string): Promise<Measurement> {
   const pids = system.pids();
+  const queuedBefore = system.adminUrl === undefined ? undefined : await routerQueuedTotal(system.adminUrl);
   const cpuBefore = cpuMs(pids);
   const clientCoreBefore = generators.core === undefined ? undefined : coreTimes(generators.core);
   const retransmitsBefore = tcpRetransmits();
@@ -81,8 +102,10 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
       run = { ...run, generatorBottleneck: run.generatorBottleneck === undefined ? note : `${run.generatorBottleneck}; ${note}` };
     }
   }
-  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, run };
-  const problems = (run.shed > 0 ? `, ${run.shed} shed` : "") + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
+  const queuedAfter = system.adminUrl === undefined ? undefined : await routerQueuedTotal(system.adminUrl);
+  const routerQueued = queuedBefore === undefined || queuedAfter === undefined ? undefined : queuedAfter - queuedBefore;
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, routerQueued, run };
+  const problems = (routerQueued ? `, ${routerQueued} queued in the router` : '') + (run.shed > 0 ? `, ${run.shed} shed` : '') + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
   return measurement;
 }
