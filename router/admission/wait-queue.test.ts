@@ -24,42 +24,6 @@ describe('wait queue', () => {
     assert.deepEqual(order, ['h1', 'n1', 'n2', 'l1']);
   });
 
-  it('lets a backlog go within one turn of the event loop when room frees up at once, each waiter once the one before it has been sent', async () => {
-    // The room an admitted request takes counts only once it has been sent, some promise hops after
-    // its admission (as in the lifecycle: admit → schedule → forward → dispatch); a scrape that
-    // raises an engine's limit frees many places at once.
-    const queue = new WaitQueue<string>({ maxLength: 100, maxWaitMs: 5_000 });
-    let limit = 0;
-    let open = 0;
-    let admittedUnsent = 0;
-    const decide = (): Schedule<string> => {
-      if (admittedUnsent > 0) assert.fail('a waiter was admitted before the one before it was sent');
-      if (open >= limit) return saturated;
-      admittedUnsent++;
-      return { kind: 'admit', attempts: ['e'], outcome: 'least_load' };
-    };
-    const waiters = Array.from({ length: 30 }, () =>
-      queue.wait('normal', decide, new AbortController().signal).then(async (outcome) => {
-        assert.equal(outcome.kind, 'admit');
-        for (let hop = 0; hop < 4; hop++) await Promise.resolve();
-        admittedUnsent--;
-        open++;
-      }),
-    );
-    let turnEnded = false;
-    setImmediate(() => (turnEnded = true));
-    limit = 20;
-    queue.notify();
-    await Promise.all(waiters.slice(0, 20));
-    assert.equal(turnEnded, false, 'the 20 places took more than one turn of the event loop to fill');
-    assert.equal(open, 20);
-    assert.equal(queue.length, 10);
-    limit = 30;
-    queue.notify();
-    await Promise.all(waiters);
-    assert.equal(open, 30);
-  });
-
   it('sheds a waiter whose wait expires, and one whose client leaves', async () => {
     const queue = new WaitQueue<string>({ maxLength: 10, maxWaitMs: 30 });
     assert.deepEqual(await queue.wait('normal', () => saturated, new AbortController().signal), { kind: 'expired' });

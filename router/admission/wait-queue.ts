@@ -100,12 +100,11 @@ export class WaitQueue<T> {
 
   /**
    * Capacity may have freed up (a request finished, a scrape arrived): let
-   * waiting requests try again, in queue order. One is let go per pass: an
-   * admitted request counts against its endpoint only once it has been sent,
-   * a few promise hops later, so every waiter decided in the same pass would
-   * see the same free room and all be sent to it (a burst's whole backlog
-   * moved from this queue into the engine's). The next pass runs as soon as
-   * that request has been sent (see {@link #notifyOnceSent}).
+   * waiting requests try again, in queue order. At most one is let go per
+   * turn of the event loop: an admitted request counts against its endpoint
+   * only once it has been sent, a few promise hops later, so every waiter
+   * decided in the same pass would see the same free room and all be sent
+   * to it (a burst's whole backlog moved from this queue into the engine's).
    * A key found saturated is not decided again in the same pass: with
    * thousands waiting for one model, every completion would otherwise
    * schedule each of them.
@@ -124,7 +123,7 @@ export class WaitQueue<T> {
         }
         waiter.finish(decision);
         if (decision.kind === 'admit') {
-          this.#notifyOnceSent();
+          this.#notifyNextTurn();
           return;
         }
       }
@@ -133,27 +132,15 @@ export class WaitQueue<T> {
     }
   }
 
-  #pending = false;
+  #pending: NodeJS.Immediate | undefined;
 
-  /**
-   * Notifies again once the request just admitted has been sent: after its
-   * promise chain, still in this turn of the event loop. A microtask queued
-   * now runs after the admitted waiter's first hop; the tick it schedules
-   * runs once the microtask queue is empty, i.e. after the whole chain down
-   * to the send. Waiting for the next turn instead (setImmediate) released
-   * one waiter per turn: when a stalled engine answered a burst at once, a
-   * backlog of 60 drained over 60 turns, and at half load those waits were
-   * the router's p99 (50-90 ms against the engine's 10).
-   */
-  #notifyOnceSent(): void {
-    if (this.#pending || this.#waiters.length === 0) return;
-    this.#pending = true;
-    queueMicrotask(() =>
-      process.nextTick(() => {
-        this.#pending = false;
-        this.notify();
-      }),
-    );
+  /** Notifies again once the request just admitted has been sent (setImmediate runs after its promise chain). */
+  #notifyNextTurn(): void {
+    if (this.#pending !== undefined || this.#waiters.length === 0) return;
+    this.#pending = setImmediate(() => {
+      this.#pending = undefined;
+      this.notify();
+    });
   }
 
   /** Ms the oldest waiter has waited (0 when empty). */
