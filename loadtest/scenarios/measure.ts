@@ -44,17 +44,40 @@ export interface Measurement {
    * not for the proxy's own work: rows say so.
    */
   readonly routerQueued: number | undefined;
+  /**
+   * The router's young-generation collections during the run, warm-up
+   * included, and their mean pause (ms); undefined for systems without an
+   * admin port. Each pause stalls every request the router holds, so a
+   * mean of tens of ms is a tail of the router's own making.
+   */
+  readonly routerScavenges: { readonly count: number; readonly meanMs: number } | undefined;
   readonly run: GeneratorRun;
 }
 
-/** Requests the router at `adminUrl` has queued since it started (every priority); undefined when its metrics cannot be read. */
-export async function routerQueuedTotal(adminUrl: string): Promise<number | undefined> {
+/** What a router's own metrics count that a run's figures need beside them. */
+interface RouterCounters {
+  /** Requests queued since it started (every priority: `switchyard_queued_total`). */
+  readonly queued: number;
+  /** Young-generation collections since it started, and the seconds they took (`nodejs_gc_duration_seconds{kind="minor"}`). */
+  readonly scavenges: number;
+  readonly scavengeSeconds: number;
+}
+
+/** The counters of the router at `adminUrl`; undefined when its metrics cannot be read. */
+export async function routerCounters(adminUrl: string): Promise<RouterCounters | undefined> {
   try {
     const response = await fetch(`${adminUrl}/metrics`, { signal: AbortSignal.timeout(5_000) });
     if (!response.ok) return undefined;
-    let total = 0;
-    for (const line of (await response.text()).split('\n')) if (line.startsWith('switchyard_queued_total')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    return total;
+    let queued = 0;
+    let scavenges = 0;
+    let scavengeSeconds = 0;
+    for (const line of (await response.text()).split('\n')) {
+      const value = () => Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (line.startsWith('switchyard_queued_total')) queued += value();
+      else if (line.startsWith('nodejs_gc_duration_seconds_count{kind="minor"}')) scavenges = value();
+      else if (line.startsWith('nodejs_gc_duration_seconds_sum{kind="minor"}')) scavengeSeconds = value();
+    }
+    return { queued, scavenges, scavengeSeconds };
   } catch {
     return undefined;
   }
@@ -75,7 +98,7 @@ export function tcpRetransmits(): number | undefined {
 /** Sends `spec` (without a target) to `system` and measures it. */
 export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, generators: Omit<GeneratorOptions, 'label'>, label: string): Promise<Measurement> {
   const pids = system.pids();
-  const queuedBefore = system.adminUrl === undefined ? undefined : await routerQueuedTotal(system.adminUrl);
+  const countersBefore = system.adminUrl === undefined ? undefined : await routerCounters(system.adminUrl);
   const cpuBefore = cpuMs(pids);
   const clientCoreBefore = generators.core === undefined ? undefined : coreTimes(generators.core);
   const retransmitsBefore = tcpRetransmits();
@@ -102,10 +125,13 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
       run = { ...run, generatorBottleneck: run.generatorBottleneck === undefined ? note : `${run.generatorBottleneck}; ${note}` };
     }
   }
-  const queuedAfter = system.adminUrl === undefined ? undefined : await routerQueuedTotal(system.adminUrl);
-  const routerQueued = queuedBefore === undefined || queuedAfter === undefined ? undefined : queuedAfter - queuedBefore;
-  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, routerQueued, run };
-  const problems = (routerQueued ? `, ${routerQueued} queued in the router` : '') + (run.shed > 0 ? `, ${run.shed} shed` : '') + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
+  const countersAfter = system.adminUrl === undefined ? undefined : await routerCounters(system.adminUrl);
+  const counted = countersBefore !== undefined && countersAfter !== undefined;
+  const routerQueued = counted ? countersAfter.queued - countersBefore.queued : undefined;
+  const scavenges = counted ? countersAfter.scavenges - countersBefore.scavenges : 0;
+  const routerScavenges = counted ? { count: scavenges, meanMs: scavenges === 0 ? 0 : ((countersAfter.scavengeSeconds - countersBefore.scavengeSeconds) * 1000) / scavenges } : undefined;
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, routerQueued, routerScavenges, run };
+  const problems = (routerQueued ? `, ${routerQueued} queued in the router` : '') + (routerScavenges?.count ? `, router scavenges ${routerScavenges.meanMs.toFixed(1)} ms mean` : '') + (run.shed > 0 ? `, ${run.shed} shed` : '') + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
   return measurement;
 }

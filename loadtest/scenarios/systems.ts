@@ -104,10 +104,16 @@ export function rssBytes(pids: readonly number[]): number {
 /**
  * The engine directly, nginx, switchyard and (when it installs here) the
  * vLLM project's router, all over the same engines; the proxies pinned to
- * `core` when given.
+ * `core` when given. The router runs with the safe start off: these
+ * comparisons measure the proxy, and the benchmark engine's 100,000 slots
+ * never show the queue that would hand the limit over, while its first
+ * bytes come late whenever the core it shares with the load generator is
+ * full, which the safe start reads as an engine falling behind (it then
+ * queued 132-342 of 1,000 streams a round and held them ~2 s; `bench
+ * cold-start` measures the safe start itself).
  */
 export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[] }): Promise<System[]> {
-  const core = { ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
+  const core = { args: ['--load-safe-start-enabled', 'false'], ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
