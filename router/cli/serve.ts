@@ -85,9 +85,10 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
  *   through each young collection, so nearly everything was copied and
  *   promoted, which made the next decision to pretenure look right. The
  *   router stayed in that state for good: scavenges of ~21 ms promoting
- *   ~11 MB each at 3,500 requests a second, p99 62-133 ms against the
- *   engine's 6-12 ms; with pretenuring off, 2.2 ms scavenges and p99 6-12 ms
- *   (docs/performance.md, "Pretenuring").
+ *   ~11 MB each at 3,500 requests a second, p99 71 ms against the engine's
+ *   12; with pretenuring off, 2.0 ms scavenges and p99 6-12 ms, at no CPU
+ *   cost measurable under ab (docs/performance.md, "The tail's second
+ *   cause").
  */
 function tuneCollector(): void {
   setFlagsFromString('--external-memory-accounted-in-global-limit');
