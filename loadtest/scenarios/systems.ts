@@ -113,11 +113,11 @@ export function rssBytes(pids: readonly number[]): number {
  * cold-start` measures the safe start itself).
  */
 export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[] }): Promise<System[]> {
-  const core = { args: ['--load-safe-start-enabled', 'false'], ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
+  const routerOptions = { args: ['--load-safe-start-enabled', 'false'], ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
-    systems.push(await startRouter(engines.urls, core));
+    systems.push(await startRouter(engines.urls, routerOptions));
     const peer = options.peer ? await startPeer(engines.urls, model, options.core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
     else systems.push(peer);
