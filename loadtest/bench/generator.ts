@@ -78,7 +78,7 @@ interface Exchange {
  * generator must stay cheaper than what it measures) and validates the
  * response as it arrives.
  */
-function exchangeOnce(pool: Pool, path: string, headers: Record<string, string>, body: string, stream: boolean, expect: Expectation): Promise<Exchange> {
+function exchangeOnce(pool: Pool, path: string, headers: Record<string, string>, body: string, stream: boolean, expect: Expectation, newConnection: boolean): Promise<Exchange> {
   return new Promise((resolve) => {
     let status = 0;
     let retryAfter = false;
@@ -93,7 +93,7 @@ function exchangeOnce(pool: Pool, path: string, headers: Record<string, string>,
       resolve({ status, retryAfter, bodyHead, firstByteAt, endedAt, verdict, problem: problem ?? verdict?.problem, kind });
     };
     pool.dispatch(
-      { path, method: 'POST', headers, body },
+      { path, method: 'POST', headers, body, reset: newConnection },
       {
         onRequestStart() {},
         onResponseStart(_controller, statusCode, responseHeaders) {
@@ -168,7 +168,7 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     const headers: Record<string, string> = { ...baseHeaders, 'x-request-id': requestId };
     if (spec.request.users > 0) headers['x-session-id'] = `user-${n % spec.request.users}`;
     const expect = { toolCall: spec.request.tools, idSuffix: spec.request.checkIds ? requestId : undefined };
-    const exchange = await exchangeOnce(pool, spec.request.path, headers, bodies[String(stream) as 'true' | 'false'], stream, expect);
+    const exchange = await exchangeOnce(pool, spec.request.path, headers, bodies[String(stream) as 'true' | 'false'], stream, expect, spec.newConnections === true);
     if (exchange.status === 429 && exchange.retryAfter) {
       if (inWindow) shed++;
       return;

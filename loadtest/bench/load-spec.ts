@@ -51,6 +51,8 @@ export interface LoadSpec {
   /** Prefix of the `x-request-id` values, unique per generator process. */
   readonly idPrefix: string;
   readonly seed: number;
+  /** A new connection for every request (`Connection: close`), as a client without keep-alive opens them. */
+  readonly newConnections?: boolean;
 }
 
 /** A response that failed validation, kept for inspection. */
