@@ -76,6 +76,20 @@ describe('bounded JSON body scanner', () => {
     assert.equal(outcome(() => scanner.push(Buffer.from('['))), 'SWITCHYARD_NESTING_TOO_DEEP');
   });
 
+  it('keeps which container is open at every depth as its stack grows, up to the default limit of 128', () => {
+    const limits = { maxDepth: 128, promptPrefixBytes: 64 };
+    // Objects and arrays alternate, so a stack that lost a level in a growth closes the wrong kind.
+    const nested = (levels: number, wrongCloseAt?: number) => {
+      const open = Array.from({ length: levels }, (_, i) => (i % 2 === 0 ? '[' : '{"k":'));
+      const close = Array.from({ length: levels }, (_, i) => (i % 2 === 0 ? ']' : '}')).reverse();
+      if (wrongCloseAt !== undefined) close[levels - 1 - wrongCloseAt] = wrongCloseAt % 2 === 0 ? '}' : ']';
+      return Buffer.from(`{"model":"m","x":${open.join('')}1${close.join('')}}`);
+    };
+    assert.equal(scan(nested(127), [], limits).model, 'm');
+    for (const depth of [15, 16, 40, 100]) assert.equal(outcome(() => scan(nested(127, depth), [], limits)), 'SWITCHYARD_INVALID_JSON', `wrong bracket at depth ${depth}`);
+    assert.equal(outcome(() => scan(nested(128), [], limits)), 'SWITCHYARD_NESTING_TOO_DEEP');
+  });
+
   for (const [path, nativeRunsFrom] of [['a JavaScript loop', Number.POSITIVE_INFINITY], ['WebAssembly', 0]] as const) {
   it(`accepts exactly what JSON.parse accepts, and reads the same facts, however the body is cut, string runs found by ${path} (property)`, () => {
     const limits = { ...LIMITS, nativeRunsFrom };

@@ -165,6 +165,16 @@ describe('prefix keys', () => {
     );
   });
 
+  it('sizes fresh keys to the blocks the prompt fills, with the same keys as a full-size object', () => {
+    for (const bytes of [0, 1, BLOCK_BYTES, BLOCK_BYTES + 1, 16 * BLOCK_BYTES + 7, 40 * BLOCK_BYTES, 80 * BLOCK_BYTES]) {
+      const prompt = Buffer.from('x'.repeat(bytes));
+      const fresh = prefixKeys('llama', undefined, 'completion', prompt, false);
+      const full = prefixKeys('llama', undefined, 'completion', prompt, false, createPrefixKeys());
+      assert.equal(fresh.blocks.length, Math.min(MAX_BLOCKS, Math.ceil(bytes / BLOCK_BYTES)), `${bytes} bytes`);
+      assert.deepEqual({ ...fresh, blocks: blocksOf(fresh) }, { ...full, blocks: blocksOf(full) }, `${bytes} bytes`);
+    }
+  });
+
   it('writes into the caller-owned keys object, overwriting every field', () => {
     const into = createPrefixKeys();
     const long = keysOf(turns(SYSTEM, 'q', 4)[3]);
