@@ -46,7 +46,7 @@ const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
 const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
 const CONCURRENCY = 64;
-/** The equal-rate runs' request: the same chat as ab's, from the benchmark generator. */
+/** The equal-rate runs' request: a small non-streamed chat like ab's, as the benchmark generator builds it. */
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: {}, users: 0, checkIds: true };
 const BARE = 'bare node:http + undici';
 /** Compared at an equal rate: the router and the floor its per-connection work is read against. */

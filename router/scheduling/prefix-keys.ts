@@ -109,7 +109,7 @@ function seedOf(model: string, cacheSalt: string | undefined): number {
  * @param prefix the canonical prompt prefix (json-body-scanner's `promptPrefix`); only read.
  *   Keys use its first {@link PREFIX_KEY_BYTES}.
  * @param truncated the canonical prompt goes on past `prefix`.
- * @param into the output; `into.blocks` must hold at least {@link blocksFor} the prefix's length entries.
+ * @param into the output; `into.blocks` must hold at least `blocksFor(prefix.length)` entries ({@link blocksFor}).
  */
 export function prefixKeys(
   model: string,
