@@ -102,8 +102,9 @@ describe('TenantQuotas against a real redis-server', () => {
     first.release();
     first.release();
     assert.equal(a.held(tenant), 1, 'a second release gives nothing back');
-    // The release is fire-and-forget; the next check goes out on the same connection after it.
-    admitted(await b.acquire(tenant, limits));
+    // The release is fire-and-forget: the next check must go out on the releasing replica's connection,
+    // behind it. (It went out on b's, and once in a CI run it reached Redis before the release did.)
+    admitted(await a.acquire(tenant, limits));
     assert.equal((await b.acquire(tenant, limits)).admitted, false, 'one slot came back, not two');
   });
 
