@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { helpText } from '../config/options.ts';
 import { Router } from '../compose.ts';
+import { lowerHelperThreadPriority } from './helper-thread-priority.ts';
 
 const USAGE = `Usage: switchyard serve [--config FILE] [options]
 
@@ -35,6 +36,7 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     return 0;
   }
   tuneCollector();
+  const loweredHelpers = lowerHelperThreadPriority();
   let router: Router;
   try {
     router = new Router(loaded.config);
@@ -46,6 +48,7 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   }
+  router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at the lowest priority, behind the event loop");
   try {
     await router.start();
   } catch (err) {
