@@ -81,16 +81,25 @@ function childPids(pid: number): number[] {
  * Starts nginx over `upstreams` (base URLs), pinned to `core` when given;
  * resolves once it accepts connections.
  */
-export async function startNginx(options: { readonly upstreams: readonly string[]; readonly core?: number; readonly maxConnections?: number }): Promise<Nginx> {
+export function startNginx(options: { readonly upstreams: readonly string[]; readonly core?: number; readonly maxConnections?: number }): Promise<Nginx> {
+  const maxConnections = options.maxConnections ?? 12_000;
+  return runNginx((dir, port) => nginxConfig({ dir, port, upstreams: options.upstreams, maxConnections }), '1 worker, upstream keepalive 1024, proxy_buffering off', options.core);
+}
+
+/**
+ * Runs nginx with the configuration `configFor` writes for its own
+ * directory and a free port, pinned to `core` when given; resolves once it
+ * accepts connections. `summary` follows the version in its description.
+ */
+export async function runNginx(configFor: (dir: string, port: number) => string, summary: string, core?: number): Promise<Nginx> {
   const binary = nginxBinary();
   if (binary === undefined) throw new Error('nginx is not installed (Debian: apt-get install nginx-light)');
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-nginx-'));
   const [port] = (await freePorts(1)) as [number];
-  const maxConnections = options.maxConnections ?? 12_000;
   const config = join(dir, 'nginx.conf');
-  writeFileSync(config, nginxConfig({ dir, port, upstreams: options.upstreams, maxConnections }));
+  writeFileSync(config, configFor(dir, port));
   const args = ['-p', dir, '-c', config];
-  const child = options.core === undefined ? spawn(binary, args, { stdio: 'ignore' }) : spawn('taskset', ['-c', String(options.core), binary, ...args], { stdio: 'ignore' });
+  const child = core === undefined ? spawn(binary, args, { stdio: 'ignore' }) : spawn('taskset', ['-c', String(core), binary, ...args], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const version = spawnSync(binary, ['-v'], { encoding: 'utf8' }).stderr.trim();
   const url = `http://127.0.0.1:${port}`;
@@ -102,7 +111,7 @@ export async function startNginx(options: { readonly upstreams: readonly string[
   return {
     url,
     pid: child.pid,
-    description: `${version}, 1 worker, upstream keepalive 1024, proxy_buffering off`,
+    description: `${version}, ${summary}`,
     pids: () => (child.pid === undefined ? [] : [child.pid, ...childPids(child.pid)]),
     stop: async () => {
       child.kill('SIGQUIT');

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { startNginx } from '../baselines/nginx.ts';
+import { startStaticEngine } from '../baselines/static-engine.ts';
 import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from '../baselines/peer-router.ts';
 import { cpuTimeMs, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 
@@ -22,23 +23,37 @@ export interface System {
   stop(): Promise<void>;
 }
 
-/** Engine simulator processes. */
+/** The engines the systems forward to: simulator processes, or the static engine. */
 export interface Engines {
   readonly urls: string[];
-  readonly processes: Started[];
+  /** What the engine is, for the report. */
+  readonly description: string;
+  /** Processes of the first engine, which `direct` addresses. */
+  firstEnginePids(): number[];
   stop(): Promise<void>;
 }
 
 /** Starts `count` simulator processes serving `model`, with `simArgs` knobs (e.g. `--max-seqs 256`). */
 export async function startEngines(count: number, model: string, simArgs: readonly string[], core?: number): Promise<Engines> {
   const processes = await Promise.all(Array.from({ length: count }, () => startSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', model, ...simArgs], 'engine simulator listening', core)));
-  return { urls: processes.map((p) => `http://127.0.0.1:${p.ports['port'] as number}`), processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
+  const first = processes[0] as Started;
+  return {
+    urls: processes.map((p) => `http://127.0.0.1:${p.ports['port'] as number}`),
+    description: 'engine simulator',
+    firstEnginePids: () => (first.child.pid === undefined ? [] : [first.child.pid]),
+    stop: async () => void (await Promise.all(processes.map((p) => p.stop()))),
+  };
+}
+
+/** The static engine ({@link startStaticEngine}) as the one engine systems forward to. */
+export async function startStaticEngines(model: string, core?: number): Promise<Engines> {
+  const engine = await startStaticEngine({ model, ...(core === undefined ? {} : { core }) });
+  return { urls: [engine.url], description: engine.description, firstEnginePids: () => engine.pids(), stop: () => engine.stop() };
 }
 
 /** The first engine, addressed directly: the floor every proxy is compared with. */
 export function direct(engines: Engines): System {
-  const engine = engines.processes[0] as Started;
-  return { name: 'direct', url: engines.urls[0] as string, description: 'engine simulator, no proxy', pids: () => (engine.child.pid === undefined ? [] : [engine.child.pid]), stop: async () => {} };
+  return { name: 'direct', url: engines.urls[0] as string, description: `${engines.description}, no proxy`, pids: () => engines.firstEnginePids(), stop: async () => {} };
 }
 
 /** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
