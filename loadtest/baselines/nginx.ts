@@ -7,7 +7,7 @@
  * log. One worker process, so it can be pinned to one core like the router.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from './free-ports.ts';
@@ -33,22 +33,35 @@ export function nginxBinary(): string | undefined {
   return undefined;
 }
 
-/** The configuration file text. */
-export function nginxConfig(options: { readonly dir: string; readonly port: number; readonly upstreams: readonly string[]; readonly maxConnections: number }): string {
-  const servers = options.upstreams.map((url) => `    server ${new URL(url).host};`).join('\n');
+/**
+ * A whole configuration around `http` (the http block's contents): one
+ * worker in the foreground, files kept in `dir`, no access log, room for
+ * `workerConnections` sockets.
+ */
+export function nginxFrame(options: { readonly dir: string; readonly workerConnections: number }, http: string): string {
   return `daemon off;
 worker_processes 1;
-worker_rlimit_nofile ${options.maxConnections * 2 + 64};
+worker_rlimit_nofile ${options.workerConnections + 32};
 user root root;
 pid ${options.dir}/nginx.pid;
 error_log ${options.dir}/error.log warn;
 events {
-  worker_connections ${options.maxConnections * 2 + 32};
+  worker_connections ${options.workerConnections};
 }
 http {
   access_log off;
   client_body_temp_path ${options.dir}/client_body;
-  proxy_temp_path ${options.dir}/proxy;
+${http}}
+`;
+}
+
+/** The configuration file text. */
+export function nginxConfig(options: { readonly dir: string; readonly port: number; readonly upstreams: readonly string[]; readonly maxConnections: number }): string {
+  const servers = options.upstreams.map((url) => `    server ${new URL(url).host};`).join('\n');
+  // Each client connection may hold an upstream one.
+  return nginxFrame(
+    { dir: options.dir, workerConnections: options.maxConnections * 2 + 32 },
+    `  proxy_temp_path ${options.dir}/proxy;
   upstream engines {
 ${servers}
     keepalive 1024;
@@ -68,8 +81,8 @@ ${servers}
       proxy_send_timeout 600s;
     }
   }
-}
-`;
+`,
+  );
 }
 
 function childPids(pid: number): number[] {
@@ -100,12 +113,22 @@ export async function runNginx(configFor: (dir: string, port: number) => string,
   writeFileSync(config, configFor(dir, port));
   const args = ['-p', dir, '-c', config];
   const child = core === undefined ? spawn(binary, args, { stdio: 'ignore' }) : spawn('taskset', ['-c', String(core), binary, ...args], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const version = spawnSync(binary, ['-v'], { encoding: 'utf8' }).stderr.trim();
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   while (!(await fetch(`${url}/`).then(() => true, () => false))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`nginx did not start; see ${dir}/error.log`);
+    if (Date.now() > deadline || child.exitCode !== null || spawnError !== undefined) {
+      // Leave nothing behind: a running child would keep the harness alive after the failure.
+      const log = join(dir, 'error.log');
+      const reason = spawnError?.message ?? (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').slice(-3).join(' | ') : 'no error log');
+      if (child.exitCode === null && child.pid !== undefined) child.kill('SIGKILL');
+      if (child.pid !== undefined) await exited;
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`nginx did not start: ${reason}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return {

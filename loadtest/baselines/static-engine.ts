@@ -12,17 +12,11 @@
  * the machine. Answered by nginx, the same rate keeps that core 24-35% busy
  * and the engine's p99 at 1.3-2.0 ms, so what a proxy adds is what shows.
  * It answers nothing but a small chat completion: scenarios that need
- * streaming, token timing or load signals use the simulator.
+ * streaming, token timing or load signals use the simulator. The request's
+ * id goes into the answer as sent, so it must be one JSON takes unescaped
+ * (the load generator's are).
  */
-import { runNginx } from './nginx.ts';
-
-/** A running static engine. */
-export interface StaticEngine {
-  readonly url: string;
-  readonly description: string;
-  pids(): number[];
-  stop(): Promise<void>;
-}
+import { nginxFrame, runNginx, type Nginx } from './nginx.ts';
 
 /** The answer's text, as the simulator writes 16 tokens of it. */
 const CONTENT = 'hello héllo wörld 日本語 token 🚀 switch yard ñandú data hello héllo wörld 日本語 token 🚀 ';
@@ -52,23 +46,13 @@ function literal(text: string): string {
 export function staticEngineConfig(options: { readonly dir: string; readonly port: number; readonly model: string; readonly maxConnections: number }): string {
   const models = JSON.stringify({ object: 'list', data: [{ id: options.model, object: 'model', created: 0, owned_by: 'vllm', root: options.model, parent: null, max_model_len: 8192 }] });
   const gauges = ['num_requests_running', 'num_requests_waiting', 'kv_cache_usage_perc'].map((name) => `vllm:${name}{engine="0",model_name="${options.model}"} 0.0\n`).join('');
-  return `daemon off;
-worker_processes 1;
-worker_rlimit_nofile ${options.maxConnections * 2 + 64};
-user root root;
-pid ${options.dir}/nginx.pid;
-error_log ${options.dir}/error.log warn;
-events {
-  worker_connections ${options.maxConnections + 32};
-}
-http {
-  access_log off;
-  client_body_temp_path ${options.dir}/client_body;
-  server {
+  // `return` discards the request body, so nothing needs buffering.
+  return nginxFrame(
+    { dir: options.dir, workerConnections: options.maxConnections + 32 },
+    `  server {
     listen 127.0.0.1:${options.port} backlog=4096;
     keepalive_requests 1000000;
     client_max_body_size 16m;
-    client_body_buffer_size 1m;
     location = /v1/chat/completions {
       default_type application/json;
       return 200 ${literal(staticChatAnswer(options.model))};
@@ -89,13 +73,12 @@ http {
       return 404;
     }
   }
-}
-`;
+`,
+  );
 }
 
 /** Starts the static engine serving `model`, pinned to `core` when given. */
-export async function startStaticEngine(options: { readonly model: string; readonly core?: number; readonly maxConnections?: number }): Promise<StaticEngine> {
+export function startStaticEngine(options: { readonly model: string; readonly core?: number; readonly maxConnections?: number }): Promise<Nginx> {
   const maxConnections = options.maxConnections ?? 12_000;
-  const nginx = await runNginx((dir, port) => staticEngineConfig({ dir, port, model: options.model, maxConnections }), 'static answers (the static engine)', options.core);
-  return { url: nginx.url, description: nginx.description, pids: () => nginx.pids(), stop: () => nginx.stop() };
+  return runNginx((dir, port) => staticEngineConfig({ dir, port, model: options.model, maxConnections }), 'static answers (the static engine)', options.core);
 }

@@ -24,7 +24,7 @@ const SCENARIOS: readonly ScenarioEntry[] = [
     name: 'proxy-overhead',
     title: 'Proxy overhead: switchyard vs the engine directly, nginx and the vLLM router',
     about:
-      'One engine simulator; nginx, switchyard and the vLLM project router each pinned to core 0, the engine and the load generator on core 1. Closed-loop throughput of small non-streamed chat at rising concurrency; open-loop latency at fractions of the router\'s measured maximum (several runs at 50% for the p99 bar); 1,000 long streams arriving over 2 s for time to first token. Bars: ≥ 0.45× nginx requests/s; added p99 ≤ 2 ms over direct at 50% load; streaming TTFT p50 and p99 ≤ 1.2× nginx.',
+      'One engine simulator; nginx, switchyard and the vLLM project router each pinned to core 0, the engine and the load generator on core 1. Closed-loop throughput of small non-streamed chat at rising concurrency; open-loop latency at fractions of the router\'s measured maximum; 1,000 long streams arriving over 2 s for time to first token; then every system again over the static engine (nginx answering at once, so the shared core stays mostly idle) for interleaved open-loop runs (5 in a full run) at 50% of the router\'s maximum, the p99 bar. Bars: ≥ 0.45× nginx requests/s; added p99 ≤ 2 ms over direct at 50% load; streaming TTFT p50 and p99 ≤ 1.2× nginx.',
     run: async (argv) => (await import('../scenarios/proxy-overhead.ts')).proxyOverhead(argv),
   },
   {

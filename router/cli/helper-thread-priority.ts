@@ -1,17 +1,28 @@
 /**
  * Gives V8's helper threads (concurrent marking, parallel scavenging,
- * background compilation: the `V8Worker` threads of Node's platform) the
- * lowest scheduling priority, so they run when the event loop has nothing to
- * do and never keep it waiting.
+ * background compilation: the `V8Worker` threads of Node's platform) a low
+ * scheduling priority, so that on a core they share with the event loop they
+ * yield to it instead of taking turns with it as equals.
  *
- * Why: the router answers every request on one thread, and on a core it
- * shares with its own helpers (a pinned router, or one CPU's worth of quota)
- * the kernel time-slices them as equals. Measured on a router pinned to one
- * core at 5,000 requests a second (`perf sched latency`): the four helpers
- * took 4 ms slices in turn while the event loop, ready to run, waited 24 ms,
- * and that run's p99 read 37 ms against the engine's 2. At nice 19 a helper
- * weighs 15 against the event loop's 1,024, so the loop preempts it as soon
- * as it wakes; the helpers still get every idle moment of the core.
+ * Why: the router answers every request on one thread, and when it is
+ * pinned to one core the kernel time-slices that thread and its helpers as
+ * equals. Measured on a router pinned to one core at 5,000 requests a second
+ * (`perf sched latency`): the four helpers took 4 ms slices in turn while the
+ * event loop, ready to run, waited 24 ms, and that run's p99 read 37 ms
+ * against the engine's 2. At nice 10 a helper weighs 110 against the loop's
+ * 1,024; in the same run the loop waited 6.9 ms at most. Not lower: at nice
+ * 19 (weight 15) the loop waited 4.9 ms at most, but background compilation
+ * starved while the loop was busy, and a router started cold under full
+ * load (`ab -k -c 64`, 20,000 requests in) spent 82-84 µs a request against
+ * 70-76, until its code caught up (the same after 200,000 requests).
+ *
+ * What it does not do: under a CPU quota on several cores (a Kubernetes CPU
+ * limit) the helpers run on other cores and spend the same quota; nice
+ * ranks threads on one core only. The cost: where other threads of normal
+ * priority keep that core busy, a helper the loop waits for (V8 joins its
+ * parallel scavenge) gets little of it, and the pause grows; a pinned
+ * router's other threads (the admin port's worker, libuv's pool) are mostly
+ * idle, and the benchmarks report the router's scavenge pauses.
  *
  * Linux only (thread names and per-thread nice values come from `/proc`);
  * elsewhere it does nothing. Raising a nice value needs no privilege.
@@ -19,8 +30,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** The nice value the helpers get: the lowest priority there is. */
-export const HELPER_NICE = 19;
+/** The nice value the helpers get (the event loop keeps 0). */
+export const HELPER_NICE = 10;
 
 /** Thread name of V8's platform worker threads in Node. */
 const HELPER_THREAD_NAME = 'V8Worker';
@@ -55,8 +66,9 @@ export function lowerHelperThreadPriority(control: ThreadControl = SYSTEM): numb
     } catch {
       continue; // The thread ended while we looked.
     }
-    if (name !== HELPER_THREAD_NAME) continue;
     const threadId = Number(thread);
+    // `--title V8Worker` would give the event loop the helpers' name.
+    if (name !== HELPER_THREAD_NAME || threadId === process.pid) continue;
     try {
       control.setPriority(threadId, HELPER_NICE);
       lowered.push(threadId);

@@ -48,7 +48,7 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   }
-  router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at the lowest priority, behind the event loop");
+  if (loweredHelpers.length > 0) router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at a low priority, behind the event loop");
   try {
     await router.start();
   } catch (err) {
