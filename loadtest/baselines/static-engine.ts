@@ -9,8 +9,9 @@
  * request as the router does, so at half the router's maximum rate that core
  * ran 72-96% busy, and the engine's own p99 read 10-46 ms from run to run
  * with no proxy in front of it: the tail a proxy adds was lost in the tail of
- * the machine. Answered by nginx, the same rate keeps that core 24-35% busy
- * and the engine's p99 at 1.3-2.0 ms, so what a proxy adds is what shows.
+ * the machine. Answered by nginx, the same rate kept that core 25-37% busy
+ * and the engine's p99 at 1.6-2.7 ms (five runs, 2026-12-02), so what a
+ * proxy adds is what shows.
  * It answers nothing but a small chat completion: scenarios that need
  * streaming, token timing or load signals use the simulator. The request's
  * id goes into the answer as sent, so it must be one JSON takes unescaped

@@ -4,7 +4,7 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startRouterProcess } from '../e2e/harness.ts';
-import { HELPER_NICE, lowerHelperThreadPriority } from './helper-thread-priority.ts';
+import { HELPER_NICE_OFFSET, lowerHelperThreadPriority } from './helper-thread-priority.ts';
 
 /** Name and nice value of every thread of process `pid`, from /proc. */
 function threadsOf(pid: number): { tid: number; name: string; nice: number }[] {
@@ -17,17 +17,18 @@ function threadsOf(pid: number): { tid: number; name: string; nice: number }[] {
 }
 
 describe('lowerHelperThreadPriority', { skip: process.platform !== 'linux' && 'per-thread priorities are read from /proc' }, () => {
-  it("switchyard serve runs V8's helper threads at nice 10 and everything else as it was started", async () => {
+  it("switchyard serve runs V8's helper threads 10 nice steps below the event loop and everything else as it was started", async () => {
     // The router inherits this process's nice value (CI may run niced); below 19, or the test could not tell.
     const inherited = getPriority();
-    assert.ok(inherited < HELPER_NICE, `run the tests below nice ${HELPER_NICE}`);
+    assert.ok(inherited < 19, 'run the tests below nice 19');
+    const expected = Math.min(19, inherited + HELPER_NICE_OFFSET);
     const router = await startRouterProcess(['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', 'http://127.0.0.1:9']);
     try {
       const pid = router.child.pid as number;
       const threads = threadsOf(pid);
       const helpers = threads.filter((t) => t.name === 'V8Worker');
       assert.ok(helpers.length > 0, `a Node process has V8 helper threads: ${JSON.stringify(threads)}`);
-      for (const helper of helpers) assert.equal(helper.nice, HELPER_NICE, `helper ${helper.tid}`);
+      for (const helper of helpers) assert.equal(helper.nice, expected, `helper ${helper.tid}`);
       assert.equal(threads.find((t) => t.tid === pid)?.nice, inherited, 'the event loop keeps its priority');
       for (const other of threads.filter((t) => t.name !== 'V8Worker')) assert.equal(other.nice, inherited, `${other.name} ${other.tid} keeps its priority`);
     } finally {
@@ -51,8 +52,9 @@ describe('lowerHelperThreadPriority', { skip: process.platform !== 'linux' && 'p
       const calls: number[] = [];
       const lowered = lowerHelperThreadPriority({
         taskDir: dir,
+        eventLoopNice: () => 0,
         setPriority: (tid, nice) => {
-          assert.equal(nice, HELPER_NICE);
+          assert.equal(nice, HELPER_NICE_OFFSET);
           calls.push(tid);
           if (tid === 102) throw new Error('EPERM');
         },
@@ -64,7 +66,22 @@ describe('lowerHelperThreadPriority', { skip: process.platform !== 'linux' && 'p
     }
   });
 
+  it('keeps the gap for a router started niced, up to the lowest priority there is', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-tasks-'));
+    try {
+      mkdirSync(join(dir, '201'));
+      writeFileSync(join(dir, '201', 'comm'), 'V8Worker\n');
+      for (const [loop, helper] of [[3, 13], [9, 19], [15, 19]] as const) {
+        const set: number[] = [];
+        lowerHelperThreadPriority({ taskDir: dir, eventLoopNice: () => loop, setPriority: (_tid, nice) => set.push(nice) });
+        assert.deepEqual(set, [helper], `event loop at nice ${loop}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('does nothing where threads cannot be listed', () => {
-    assert.deepEqual(lowerHelperThreadPriority({ taskDir: '/nonexistent/task', setPriority: () => assert.fail('nothing to lower') }), []);
+    assert.deepEqual(lowerHelperThreadPriority({ taskDir: '/nonexistent/task', eventLoopNice: () => 0, setPriority: () => assert.fail('nothing to lower') }), []);
   });
 });

@@ -28,26 +28,33 @@
  * elsewhere it does nothing. Raising a nice value needs no privilege.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
-/** The nice value the helpers get (the event loop keeps 0). */
-export const HELPER_NICE = 10;
+/** How many nice steps the helpers get below the event loop (which keeps its own). */
+export const HELPER_NICE_OFFSET = 10;
+
+/** The largest nice value Linux has. */
+const LOWEST_PRIORITY = 19;
 
 /** Thread name of V8's platform worker threads in Node. */
 const HELPER_THREAD_NAME = 'V8Worker';
 
-/** Where threads are listed and how a thread's priority is set; a test may point them elsewhere. */
+/** Where threads are listed and how priorities are read and set; a test may point them elsewhere. */
 export interface ThreadControl {
   /** `/proc/self/task` or the equivalent. */
   readonly taskDir: string;
+  /** The calling thread's (the event loop's) nice value. */
+  readonly eventLoopNice: () => number;
   readonly setPriority: (threadId: number, nice: number) => void;
 }
 
-const SYSTEM: ThreadControl = { taskDir: '/proc/self/task', setPriority };
+const SYSTEM: ThreadControl = { taskDir: '/proc/self/task', eventLoopNice: () => getPriority(), setPriority };
 
 /**
- * Lowers the priority of this process's V8 helper threads; returns the
- * thread IDs it lowered. Other threads (the event loop, the admin port's
+ * Lowers the priority of this process's V8 helper threads to
+ * {@link HELPER_NICE_OFFSET} steps below the event loop's (a router started
+ * niced keeps the gap, and a helper is never raised); returns the thread IDs
+ * it lowered. Other threads (the event loop, the admin port's
  * worker, libuv's pool) keep theirs: the admin port must answer probes
  * however busy the router is.
  */
@@ -58,6 +65,7 @@ export function lowerHelperThreadPriority(control: ThreadControl = SYSTEM): numb
   } catch {
     return []; // Not Linux, or /proc not mounted: nothing to do.
   }
+  const nice = Math.min(LOWEST_PRIORITY, control.eventLoopNice() + HELPER_NICE_OFFSET);
   const lowered: number[] = [];
   for (const thread of threads) {
     let name: string;
@@ -70,7 +78,7 @@ export function lowerHelperThreadPriority(control: ThreadControl = SYSTEM): numb
     // `--title V8Worker` would give the event loop the helpers' name.
     if (name !== HELPER_THREAD_NAME || threadId === process.pid) continue;
     try {
-      control.setPriority(threadId, HELPER_NICE);
+      control.setPriority(threadId, nice);
       lowered.push(threadId);
     } catch {
       // A seccomp profile may refuse setpriority; the router runs as before.
