@@ -5,10 +5,10 @@
  * writes JSON, Markdown and SVG charts under loadtest/results/.
  * `all --docs` regenerates docs/benchmarks.md and its charts from the run.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_OUT } from '../scenarios/results.ts';
+import { DEFAULT_OUT, failedBars } from '../scenarios/results.ts';
 
 /** One scenario: how to run it and what it is, for the usage text and the docs. */
 interface ScenarioEntry {
@@ -124,10 +124,11 @@ async function runAll(argv: readonly string[]): Promise<number> {
   const outIndex = passThrough.indexOf('--out');
   const out = outIndex >= 0 ? (passThrough[outIndex + 1] as string) : join(DEFAULT_OUT, `all-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const args = outIndex >= 0 ? passThrough : [...passThrough, '--out', out];
-  const outcomes: { name: string; code: number; seconds: number }[] = [];
+  const outcomes: { name: string; code: number; seconds: number; startedAt: number }[] = [];
   for (const scenario of SCENARIOS) {
     console.error(`\n== ${scenario.name}`);
     const started = performance.now();
+    const startedAt = Date.now();
     let code: number;
     try {
       code = await scenario.run(args);
@@ -135,11 +136,18 @@ async function runAll(argv: readonly string[]): Promise<number> {
       console.error(err);
       code = 1;
     }
-    outcomes.push({ name: scenario.name, code, seconds: (performance.now() - started) / 1000 });
+    outcomes.push({ name: scenario.name, code, seconds: (performance.now() - started) / 1000, startedAt });
   }
-  console.error(`\n${outcomes.map((o) => `${o.name}: ${o.code === 0 ? 'PASS' : 'FAIL'} (${o.seconds.toFixed(0)} s)`).join('\n')}`);
+  console.error(`\n${outcomes.map((o) => `${o.name}: ${o.code === 0 ? 'PASS' : 'FAIL'} (${o.seconds.toFixed(0)} s)${o.code === 0 ? '' : failedBarsOf(out, o.name, o.startedAt)}`).join('\n')}`);
   if (docs) writeDocs(out, passThrough.filter((a, i) => a !== '--out' && passThrough[i - 1] !== '--out'), outcomes);
   return outcomes.every((o) => o.code === 0) ? 0 : 1;
+}
+
+/** A failed scenario's failed bars, one indented line each, read back from the results it wrote to `out` since `since` (epoch ms). */
+function failedBarsOf(out: string, scenario: string, since: number): string {
+  const file = join(out, `${scenario}-latest.md`);
+  if (!existsSync(file) || statSync(file).mtimeMs < since) return '\n  (it wrote no results: its error is above)';
+  return failedBars(readFileSync(file, 'utf8')).map((bar) => `\n  failed: ${bar}`).join('');
 }
 
 /** Outcome of one scenario run, as `all` saw it. */

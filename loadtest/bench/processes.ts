@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
@@ -50,14 +50,26 @@ export function atNormalPriority(pid: number | undefined): void {
 /**
  * Lowers this process's CPU priority. On a two-core machine the load
  * generator (standing in for clients on other machines) must not starve the
- * router or the probe that measures it.
+ * router or the probe that measures it. Returns what puts the priority back:
+ * `bench all` runs every scenario in one process, and a scenario whose engine
+ * simulators run in this process (cold-start) must not inherit the nice 10
+ * (its engines then read requests late, and the router's safe start took
+ * requests on their way for an engine faster than the round trip).
  */
-export function deprioritiseSelf(): void {
+export function deprioritiseSelf(): () => void {
+  const before = getPriority();
   try {
     setPriority(10);
   } catch {
     // not permitted: measure anyway
   }
+  return () => {
+    try {
+      setPriority(before);
+    } catch {
+      // raising priority back needs privileges where lowering did not; the next scenario runs niced
+    }
+  };
 }
 
 /** True when `taskset` can pin processes here. */

@@ -303,7 +303,15 @@ export async function overload(argv: readonly string[]): Promise<number> {
   const opts = options(argv);
   const pinned = canPin();
   // This process is the clients (and the engines); the router and the /livez probe run at normal priority.
-  deprioritiseSelf();
+  const restorePriority = deprioritiseSelf();
+  try {
+    return await runOverload(argv, opts, pinned);
+  } finally {
+    restorePriority();
+  }
+}
+
+async function runOverload(argv: readonly string[], opts: Options, pinned: boolean): Promise<number> {
   if (opts.only !== undefined) return partial(opts, pinned);
   const slow = await fleetRuns('Small slow engines', SLOW_FLEET, [
     { name: '3×, maxWaiting 0, no router queue', admission: SHED_AT_ONCE(0) },

@@ -81,6 +81,14 @@ export class Bars {
   }
 }
 
+/**
+ * The rows of a results Markdown (`Bars.markdown`) whose bar failed, as `name: measured`, so a
+ * run of every scenario can say at its end why one failed (CI logs keep only their tail).
+ */
+export function failedBars(markdown: string): string[] {
+  return [...markdown.matchAll(/^\| (.+) \| (.*) \| \*\*FAIL\*\* \|$/gm)].map((row) => `${row[1] as string}: ${row[2] as string}`);
+}
+
 /** The median of a non-empty list of runs' figures, and their range: how every comparison of repeated runs is reported. */
 export function medianOf(values: readonly number[]): { median: number; min: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);

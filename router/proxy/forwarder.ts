@@ -19,6 +19,7 @@ import { sendError } from '../errors/send-error.ts';
 import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
 import type { RetryReason } from '../metrics/metrics.ts';
 import { authorizationValue, downstreamResponseHeaders, type AuthorizationRule } from './headers.ts';
+import { DeadlineQueue, type Deadline } from './deadline-queue.ts';
 import type { RetryBudget } from './retry-budget.ts';
 import { ClientAbortError, UpstreamDeadlineError, classifyUpstreamError, type FailureClass } from './upstream-failure.ts';
 
@@ -110,20 +111,29 @@ const SSE_ERROR_EVENT = `data: ${JSON.stringify({
 /** Forwards admitted requests. One instance serves the whole process. */
 export class Forwarder {
   readonly #deps: ForwarderDeps;
+  readonly #deadlines: AttemptDeadlines;
 
   constructor(deps: ForwarderDeps) {
     this.#deps = deps;
+    this.#deadlines = { streamFirstByte: new DeadlineQueue(deps.timeouts.streamFirstByteMs), response: new DeadlineQueue(deps.timeouts.responseMs) };
   }
 
   /** Starts forwarding; completion is reported through `request.onDone`. */
   forward(request: ForwardRequest): void {
-    new Exchange(this.#deps, request).start();
+    new Exchange(this.#deps, this.#deadlines, request).start();
   }
+}
+
+/** Every attempt's deadline: a stream's first body byte, or a non-stream's whole response. */
+interface AttemptDeadlines {
+  readonly streamFirstByte: DeadlineQueue;
+  readonly response: DeadlineQueue;
 }
 
 /** The life of one client request across its upstream attempts. */
 class Exchange {
   readonly deps: ForwarderDeps;
+  readonly deadlines: AttemptDeadlines;
   readonly request: ForwardRequest;
   attemptIndex = 0;
   current: Attempt | undefined;
@@ -138,8 +148,9 @@ class Exchange {
   /** Length of the request's header list before any Authorization pair was appended. */
   readonly headerCount: number;
 
-  constructor(deps: ForwarderDeps, request: ForwardRequest) {
+  constructor(deps: ForwarderDeps, deadlines: AttemptDeadlines, request: ForwardRequest) {
     this.deps = deps;
+    this.deadlines = deadlines;
     this.request = request;
     this.headerCount = request.headers.length;
   }
@@ -264,7 +275,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   status = 0;
   headers: IncomingHttpHeaders | undefined;
   settled = false;
-  deadline: NodeJS.Timeout | undefined;
+  deadline: Deadline | undefined;
   pendingAbort: Error | undefined;
 
   constructor(exchange: Exchange, target: EndpointState, loadToken: number) {
@@ -272,11 +283,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.target = target;
     this.loadToken = loadToken;
     this.isRetry = exchange.attemptIndex > 0;
-    const { stream } = exchange.request;
-    const { streamFirstByteMs, responseMs } = exchange.deps.timeouts;
     // Streams: the first body byte must come within the first-token budget (undici's
     // headersTimeout alone would pass once headers arrive). Non-streams: a whole-response cap.
-    this.deadline = setTimeout(() => this.abort(new UpstreamDeadlineError('deadline passed')), stream ? streamFirstByteMs : responseMs);
+    const { streamFirstByte, response } = exchange.deadlines;
+    this.deadline = (exchange.request.stream ? streamFirstByte : response).add(() => this.abort(new UpstreamDeadlineError('deadline passed')));
   }
 
   abort(reason: Error): void {
@@ -345,7 +355,7 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   clearDeadline(): void {
     if (this.deadline !== undefined) {
-      clearTimeout(this.deadline);
+      this.deadline.cancel();
       this.deadline = undefined;
     }
   }
