@@ -127,7 +127,6 @@ async function runAll(argv: readonly string[]): Promise<number> {
   const outcomes: { name: string; code: number; seconds: number; startedAt: number }[] = [];
   for (const scenario of SCENARIOS) {
     console.error(`\n== ${scenario.name}`);
-    const started = performance.now();
     const startedAt = Date.now();
     let code: number;
     try {
@@ -136,7 +135,7 @@ async function runAll(argv: readonly string[]): Promise<number> {
       console.error(err);
       code = 1;
     }
-    outcomes.push({ name: scenario.name, code, seconds: (performance.now() - started) / 1000, startedAt });
+    outcomes.push({ name: scenario.name, code, seconds: (Date.now() - startedAt) / 1000, startedAt });
   }
   console.error(`\n${outcomes.map((o) => `${o.name}: ${o.code === 0 ? 'PASS' : 'FAIL'} (${o.seconds.toFixed(0)} s)${o.code === 0 ? '' : failedBarsOf(out, o.name, o.startedAt)}`).join('\n')}`);
   if (docs) writeDocs(out, passThrough.filter((a, i) => a !== '--out' && passThrough[i - 1] !== '--out'), outcomes);

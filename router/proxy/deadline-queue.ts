@@ -95,7 +95,8 @@ export class DeadlineQueue {
   }
 
   #compact(): void {
-    this.#entries = this.#entries.slice(this.#head).filter((entry) => entry.onExpire !== undefined);
+    const head = this.#head;
+    this.#entries = this.#entries.filter((entry, i) => i >= head && entry.onExpire !== undefined);
     this.#head = 0;
     this.#cancelled = 0;
   }
