@@ -14,9 +14,17 @@ function fill(limit: SafeStartLimit, inFlight = 0): number {
   return inFlight;
 }
 
-/** A scrape interval in which this replica used its whole limit, then the scrape; returns the limit after it. */
-function busy(limit: SafeStartLimit, waiting: number, running: number, own: number, learned?: number): number {
-  const open = fill(limit);
+/**
+ * A scrape interval in which this replica used its whole limit and `succeeded`
+ * of its requests succeeded (each replaced at once), then the scrape; returns
+ * the limit after it.
+ */
+function busy(limit: SafeStartLimit, waiting: number, running: number, own: number, learned?: number, succeeded = 0): number {
+  let open = fill(limit);
+  for (let i = 0; i < succeeded; i++) {
+    limit.completed(--open, true, false);
+    limit.sent(++open);
+  }
   limit.scraped(waiting, running, own, learned, open);
   return limit.value;
 }
@@ -50,14 +58,25 @@ describe('safe start limit', () => {
 
   it('grows from the limit when the engine holds fewer than it has open, all just sent: an engine faster than the wire (regression: a cold router held a 3 ms engine at 4 requests)', () => {
     const limit = new SafeStartLimit(SETTINGS);
-    // Every open request was sent within the scrape's guard, so none is surely counted; the engine runs 1.
-    const steps = [0, 1, 2, 3, 4, 5].map(() => busy(limit, 0, 1, 0));
+    // Every open request was sent within the scrape's guard, so none is surely counted; the engine runs 1
+    // and finishes hundreds between scrapes.
+    const steps = [0, 1, 2, 3, 4, 5].map(() => busy(limit, 0, 1, 0, undefined, 200));
     assert.deepEqual(steps, [4, 6, 9, 13, 20, 30], 'x1.5 at every quiet scrape from the second on');
-    assert.equal(busy(limit, 3, 10, 0), 15, 'a queue hands over: within running + budget');
+    assert.equal(busy(limit, 3, 10, 0, undefined, 200), 15, 'a queue hands over: within running + budget');
     assert.equal(limit.phase, 'learned');
     const wave = new SafeStartLimit({ ...SETTINGS, initialLimit: 9 });
     busy(wave, 0, 2, 9);
     assert.equal(busy(wave, 0, 2, 9), 9, 'requests the engine surely had and no longer holds are answers on their way back: nothing learned');
+  });
+
+  it('grows from what the engine shows, not from the limit, when it holds fewer than were sent but finishes few: an engine that reads its requests late (regression: a cold router grew past 8 slots + 5 queued)', () => {
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 10 });
+    // An 8-slot engine that has read 6 of the 10 open, all sent before the scrape; 4 answers came back since the last one.
+    busy(limit, 0, 6, 6, undefined, 4);
+    assert.equal(busy(limit, 0, 6, 6, undefined, 4), 11, 'the 6 it shows + 5 queued, not 10 x 1.5 = 15 of which 2 would wait past the budget');
+    const fast = new SafeStartLimit({ ...SETTINGS, initialLimit: 10 });
+    busy(fast, 0, 6, 6, undefined, 40);
+    assert.equal(busy(fast, 0, 6, 6, undefined, 40), 15, 'the same scrape after 4 x the limit came back: an engine faster than the wire');
   });
 
   it('grows from what the engine ran of its requests, not from the limit (some are on their way)', () => {

@@ -93,6 +93,13 @@ const BACKOFF = 0.5;
  * granularity must not read as an engine falling behind.
  */
 const TTFB_SLACK_MS = 50;
+/**
+ * Successful completions since the last scrape, as a multiple of the limit,
+ * that mark an engine faster than the wire: each request spends under a
+ * quarter of a scrape interval in all, so a scrape catches few of them at
+ * the engine however busy it is.
+ */
+const FAST_TURNOVER = 4;
 
 /** The safe-start limit of one endpoint, in requests this replica has open to it. */
 export class SafeStartLimit {
@@ -109,6 +116,8 @@ export class SafeStartLimit {
   readonly #ttfb = new TtfbBaseline();
   /** Late first bytes of requests numbered below this were sent before the last backoff, which already answered them. */
   #backoffBefore = 0;
+  /** Requests that succeeded since the last scrape. */
+  #succeededSinceScrape = 0;
 
   constructor(settings: SafeStartSettings) {
     this.#settings = settings;
@@ -159,6 +168,7 @@ export class SafeStartLimit {
    * while the limit is in use then adds one.
    */
   completed(inFlight: number, succeeded: boolean, unscraped: boolean): void {
+    if (succeeded) this.#succeededSinceScrape++;
     if (unscraped && succeeded && this.#phase !== 'learned' && this.#busy(inFlight + 1) && this.#ttfbOk()) this.#limit += 1;
   }
 
@@ -198,8 +208,11 @@ export class SafeStartLimit {
       // only the few just sent, which no scrape can call ours, so growth from its count never came
       // (a cold router held a 3 ms engine at 4 requests, 1,751 req/s under `ab -k -c 64`). No queue
       // while the whole limit was in use is the evidence, as for any engine; a scrape that then shows
-      // a queue hands over as usual.
-      const onTheWire = own <= total && total < open;
+      // a queue hands over as usual. Only an engine that turned the whole limit over several times
+      // since the last scrape is that fast: one that reads its requests late (a starved front end)
+      // shows the same few, and those on the wire to it land in its queue (a cold router grew past
+      // 8 slots + 5 queued on 0.3 s engines sharing a starved process).
+      const onTheWire = own <= total && total < open && this.#succeededSinceScrape >= FAST_TURNOVER * this.#limit;
       const base = onTheWire ? this.#limit : Math.min(this.#limit, total * share);
       this.#limit =
         learnedCapacity === undefined
@@ -209,6 +222,7 @@ export class SafeStartLimit {
     }
     if (learnedCapacity !== undefined) this.#phase = 'learned';
     this.#reached = false;
+    this.#succeededSinceScrape = 0;
   }
 
   /** At least half the limit is in use: otherwise the traffic, not the engine, is what limits, and nothing was learned. */
