@@ -33,22 +33,20 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { abVersion, runAb, type AbResult } from '../bench/ab.ts';
 import type { RequestTemplate } from '../bench/load-spec.ts';
-import { canPin, startNodeScript } from '../bench/processes.ts';
+import { canPin } from '../bench/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
-import { cpuMs, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuMs, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
-const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
 const CONCURRENCY = 64;
 /** The equal-rate runs' request: a small non-streamed chat like ab's, as the benchmark generator builds it. */
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: {}, users: 0, checkIds: true };
-const BARE = 'bare node:http + undici';
+const BARE = BARE_FORWARDER_NAME;
 /** Compared at an equal rate: the router and the floor its per-connection work is read against. */
 const EQUAL_RATE_SYSTEMS = ['switchyard', BARE];
 
@@ -98,18 +96,6 @@ interface RateSample {
   readonly cpuUs: number;
 }
 
-
-async function startBareForwarder(upstream: string, core: number | undefined): Promise<System> {
-  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core);
-  const pid = child.child.pid;
-  return {
-    name: BARE,
-    url: `http://127.0.0.1:${child.ports['port'] as number}`,
-    description: `loadtest/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
-    pids: () => (pid === undefined ? [] : [pid]),
-    stop: () => child.stop(),
-  };
-}
 
 async function startSystems(engines: Engines, core: number | undefined, peer: boolean): Promise<System[]> {
   const upstream = engines.urls[0] as string;

@@ -11,7 +11,9 @@
  *    the router's maximum from part 1, in interleaved rounds, with every
  *    system started again over the static engine (nginx answering at once)
  *    instead of the simulator, so the shared core is not the tail
- *    (loadtest/baselines/static-engine.ts says why).
+ *    (loadtest/baselines/static-engine.ts says why). The bare `node:http` +
+ *    undici forwarder runs beside them: a long run it shows too is Node's
+ *    or the machine's, not the router's own.
  *
  *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off] [--cpu-prof DIR]
  *
@@ -24,7 +26,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, startBareForwarder, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -127,6 +129,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     engines = undefined; // stopped: if the static engine does not start, `finally` has nothing left to stop
     engines = await startStaticEngines(MODEL, clientCore);
     systems = await startComparedSystems(engines, MODEL, compared);
+    // The floor a Node proxy shows on this machine at this rate: a long run it shares is not the router's own.
+    systems.push(await startBareForwarder(engines.urls[0] as string, systemCore));
     const halfSystems = systems.map(({ name, description }) => ({ name, description }));
     await prime(systems);
     const halfRate = Math.max(1, Math.round(routerMax / 2));
@@ -160,7 +164,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       `measured ${routerMax.toFixed(0)} vs ${nginxMax.toFixed(0)} req/s = ${ratio(routerMax / nginxMax)}${nginxCaveat}`,
     );
     const halfP99 = (name: string) => half.filter((m) => m.system === name && m.run.ok > 0).map((m) => m.e2e.p99);
-    const [routerP99s, directP99s] = [halfP99('switchyard'), halfP99('direct')];
+    const [routerP99s, directP99s, bareP99s] = [halfP99('switchyard'), halfP99('direct'), halfP99(BARE_FORWARDER_NAME)];
     // What the machine did beside the system during those runs: a full client core or a retransmission is a tail no proxy caused.
     const halfFacts = (name: string) => {
       const runs = half.filter((m) => m.system === name);
@@ -178,7 +182,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         'performance',
         `added p99 ≤ 2 ms over direct at 50% of the router's max (${halfRate} req/s, half its max over the simulator; open loop, over the static engine${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
         added <= 2,
-        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms; client core busy ${halfFacts('switchyard')} vs ${halfFacts('direct')})`,
+        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms${bareP99s.length === 0 ? '' : `; the bare node:http + undici forwarder ${ms(median(bareP99s))} ms, runs ${spread(bareP99s)}`}; client core busy ${halfFacts('switchyard')} vs ${halfFacts('direct')})`,
       );
     }
     const ttft = (name: string, q: 'p50' | 'p99') => median(streams.filter((m) => m.system === name).map((m) => m.ttft[q]));
@@ -217,7 +221,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       '',
       `### The tail at half load: ${halfRate} req/s (50% of the router's max above), open loop, over the static engine`,
       '',
-      "The engine simulator, on the load generator's core, spends about as much CPU on a request as a proxy: at this rate it kept that core so busy that the engine's own p99 was decided by the machine (loadtest/baselines/static-engine.ts has the figures). nginx answering at once keeps core 1 mostly idle, so the tail each system adds is what these runs show; the rate is half the router's maximum over the simulator, as before.",
+      "The engine simulator, on the load generator's core, spends about as much CPU on a request as a proxy: at this rate it kept that core so busy that the engine's own p99 was decided by the machine (loadtest/baselines/static-engine.ts has the figures). nginx answering at once keeps core 1 mostly idle, so the tail each system adds is what these runs show; the rate is half the router's maximum over the simulator, as before. The bare node:http + undici forwarder (loadtest/baselines/bare-forwarder.ts) is the floor a Node proxy shows here: a long run it has too is not the router's own.",
       '',
       header,
       ...half.map((m) => row(m, m.label)),

@@ -5,10 +5,11 @@
  * what it is, which processes to charge CPU and memory to, and how to stop it.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { startNginx } from '../baselines/nginx.ts';
 import { startStaticEngine } from '../baselines/static-engine.ts';
 import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from '../baselines/peer-router.ts';
-import { cpuTimeMs, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
+import { cpuTimeMs, startNodeScript, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
 
 /** Something load is sent to. */
 export interface System {
@@ -141,6 +142,27 @@ export async function startComparedSystems(engines: Engines, model: string, opti
     throw err;
   }
   return systems;
+}
+
+/** The name reports give the bare forwarder. */
+export const BARE_FORWARDER_NAME = 'bare node:http + undici';
+const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
+
+/**
+ * Starts the bare `node:http` + undici forwarder over `upstream`
+ * (loadtest/baselines/bare-forwarder.ts): the floor Node allows, so what
+ * switchyard shows above it is the router's own.
+ */
+export async function startBareForwarder(upstream: string, core: number | undefined): Promise<System> {
+  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core);
+  const pid = child.child.pid;
+  return {
+    name: BARE_FORWARDER_NAME,
+    url: `http://127.0.0.1:${child.ports['port'] as number}`,
+    description: `loadtest/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
+    pids: () => (pid === undefined ? [] : [pid]),
+    stop: () => child.stop(),
+  };
 }
 
 /** Stops every system, in order. */
