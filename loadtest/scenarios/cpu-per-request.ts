@@ -46,9 +46,8 @@ const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 
 const CONCURRENCY = 64;
 /** The equal-rate runs' request: a small non-streamed chat like ab's, as the benchmark generator builds it. */
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: {}, users: 0, checkIds: true };
-const BARE = BARE_FORWARDER_NAME;
 /** Compared at an equal rate: the router and the floor its per-connection work is read against. */
-const EQUAL_RATE_SYSTEMS = ['switchyard', BARE];
+const EQUAL_RATE_SYSTEMS = ['switchyard', BARE_FORWARDER_NAME];
 
 type Mode = 'keep-alive' | 'new connection';
 const MODES: readonly Mode[] = ['keep-alive', 'new connection'];
@@ -95,7 +94,6 @@ interface RateSample {
   /** CPU microseconds of the system's processes per answered request. */
   readonly cpuUs: number;
 }
-
 
 async function startSystems(engines: Engines, core: number | undefined, peer: boolean): Promise<System[]> {
   const upstream = engines.urls[0] as string;
@@ -217,12 +215,12 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
   // Read at an equal rate (see the module comment); ab's closed-loop figures are shown beside it.
   const rateCost = (system: string, mode: Mode) => medianOf(rateSamples.filter((s) => s.system === system && s.mode === mode).map((s) => s.cpuUs));
   const perConnection = (system: string, of: typeof cost) => of(system, 'new connection').median - of(system, 'keep-alive').median;
-  const [routerAtRate, bareAtRate] = [perConnection('switchyard', rateCost), perConnection(BARE, rateCost)];
+  const [routerAtRate, bareAtRate] = [perConnection('switchyard', rateCost), perConnection(BARE_FORWARDER_NAME, rateCost)];
   bars.check(
     'performance',
     `a new connection's extra CPU at an equal rate (${equalRate} req/s) ≤ 1.2× the bare node:http + undici forwarder's (the router's own per-connection work)`,
     routerAtRate <= 1.2 * bareAtRate,
-    `${routerAtRate.toFixed(1)} vs ${bareAtRate.toFixed(1)} µs (under ab's closed loop: ${perConnection('switchyard', cost).toFixed(1)} vs ${perConnection(BARE, cost).toFixed(1)} µs)`,
+    `${routerAtRate.toFixed(1)} vs ${bareAtRate.toFixed(1)} µs (under ab's closed loop: ${perConnection('switchyard', cost).toFixed(1)} vs ${perConnection(BARE_FORWARDER_NAME, cost).toFixed(1)} µs)`,
   );
 
   const facts = runFacts(`npm run bench -- cpu-per-request ${argv.join(' ')}`.trim());
@@ -231,7 +229,7 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     names.map((system) => {
       const c = cost(system, mode);
       const rps = medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.ab.requestsPerSecond));
-      return `| ${mode} | ${system} | ${c.median.toFixed(1)} | ${c.min.toFixed(1)}-${c.max.toFixed(1)} | ${ratio(c.median / reference(mode, 'vllm-router'))} | ${ratio(c.median / reference(mode, BARE))} | ${ratio(c.median / reference(mode, 'nginx'))} | ${rps.median.toFixed(0)} |`;
+      return `| ${mode} | ${system} | ${c.median.toFixed(1)} | ${c.min.toFixed(1)}-${c.max.toFixed(1)} | ${ratio(c.median / reference(mode, 'vllm-router'))} | ${ratio(c.median / reference(mode, BARE_FORWARDER_NAME))} | ${ratio(c.median / reference(mode, 'nginx'))} | ${rps.median.toFixed(0)} |`;
     }),
   );
   const rounds = Math.max(...samples.map((s) => s.round)) + 1;
