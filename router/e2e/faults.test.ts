@@ -71,14 +71,42 @@ describe('upstream faults', () => {
   });
 
   it('answers 504 when a stream sends no first byte within its budget', async () => {
+    const startedAt = performance.now();
     const response = await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }), { 'x-sim-ttft-ms': '2000' });
+    const elapsed = performance.now() - startedAt;
     assert.equal(response.status, 504);
     assert.equal(errorOf(response).code, 'SWITCHYARD_UPSTREAM_TIMEOUT');
+    // On its 300 ms budget, not when undici's coarse header timer gets to it (about a second).
+    assert.ok(elapsed >= 295 && elapsed < 550, `answered after ${elapsed.toFixed(0)} ms`);
   });
 
   it('answers 504 when a black-holed engine never answers a non-streaming request', async () => {
     const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-stall': 'true' });
     assert.equal(response.status, 504);
+  });
+
+  it('times every attempt deadline from its own start, with deadlines answered and started around it', async () => {
+    // The forwarder keeps one timer per budget (deadline-queue.ts). A queue that timed a later
+    // request from an earlier one's start, or waited a whole budget again after each expiry,
+    // would answer B 200 ms early or about 400 ms late.
+    const budgetMs = 400;
+    const stalled = async (delayMs: number): Promise<number> => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const startedAt = performance.now();
+      const response = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-stall': 'true' });
+      assert.equal(response.status, 504);
+      assert.equal(errorOf(response).code, 'SWITCHYARD_UPSTREAM_TIMEOUT');
+      return performance.now() - startedAt;
+    };
+    const answered = async (delayMs: number): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      assert.equal((await postJson(`${fleet.base}/v1/chat/completions`, body())).status, 200);
+    };
+    const [a, b, c] = await Promise.all([stalled(0), stalled(200), stalled(500), answered(50), answered(250)]);
+    for (const [name, elapsed] of [['A', a], ['B', b], ['C', c]] as const) {
+      assert.ok(elapsed >= budgetMs - 5, `${name} answered after ${elapsed.toFixed(0)} ms, before its ${budgetMs} ms budget`);
+      assert.ok(elapsed < budgetMs + 250, `${name} answered after ${elapsed.toFixed(0)} ms, ${budgetMs} ms budget`);
+    }
   });
 
   it('passes an engine 500 through unchanged and counts it', async () => {
