@@ -5,8 +5,11 @@
  * arrives. The body is read into memory first, as any router must before it
  * can route on it, and forwarded as one buffer; nothing looks inside it. No
  * routing, no metrics, no timeouts beyond the libraries' defaults, no header
- * filtering beyond the hop-by-hop rule. What switchyard costs
- * above this is the router's own work; what this costs is Node's and undici's.
+ * filtering beyond the hop-by-hop rule. It makes the process settings
+ * `switchyard serve` makes (router/cli/process-tuning.ts: V8's collector
+ * flags, V8's helper threads behind the event loop), which tune Node, not
+ * the router. What switchyard costs above this is the router's own work;
+ * what this costs is Node's and undici's.
  *
  *   node loadtest/baselines/bare-forwarder.ts --listen 127.0.0.1:0 --upstream http://127.0.0.1:8000
  *
@@ -15,6 +18,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Pool, type Dispatcher } from 'undici';
+import { tuneProcess } from '../../router/cli/process-tuning.ts';
 
 // Connection-scoped headers a proxy must not pass on (RFC 9110 §7.6.1); the rest go through.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection', 'host']);
@@ -79,6 +83,7 @@ class Relay implements Dispatcher.DispatchHandler {
 }
 
 function main(): void {
+  tuneProcess();
   const { values } = parseArgs({ options: { listen: { type: 'string', default: '127.0.0.1:0' }, upstream: { type: 'string' } } });
   if (values.upstream === undefined) throw new Error('--upstream URL is required');
   const upstream = new URL(values.upstream);

@@ -38,6 +38,13 @@ export interface Measurement {
    */
   readonly tcpRetransmits: number | undefined;
   /**
+   * Share of the machine's CPU time (all cores) the hypervisor stole during
+   * the run, from /proc/stat; undefined off Linux. A pinned proxy whose core
+   * is taken away for milliseconds at a time queues everything in flight:
+   * a tail no proxy caused.
+   */
+  readonly steal: number | undefined;
+  /**
    * Requests the router held in its own queue during the run, warm-up
    * included (`switchyard_queued_total`); undefined for systems without an
    * admin port. A queued request waited for the safe start or an engine,
@@ -102,6 +109,7 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
   const cpuBefore = cpuMs(pids);
   const clientCoreBefore = generators.core === undefined ? undefined : coreTimes(generators.core);
   const retransmitsBefore = tcpRetransmits();
+  const machineBefore = coreTimes();
   const started = performance.now();
   let peakRss = rssBytes(pids);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pids))), RSS_SAMPLE_MS);
@@ -114,6 +122,8 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
   const systemCpu = (cpuMs(pids) - cpuBefore) / (performance.now() - started);
   const clientCoreAfter = generators.core === undefined ? undefined : coreTimes(generators.core);
   const retransmitsAfter = tcpRetransmits();
+  const machineAfter = coreTimes();
+  const steal = machineBefore !== undefined && machineAfter !== undefined && machineAfter.total > machineBefore.total ? (machineAfter.steal - machineBefore.steal) / (machineAfter.total - machineBefore.total) : undefined;
   const retransmits = retransmitsBefore === undefined || retransmitsAfter === undefined ? undefined : retransmitsAfter - retransmitsBefore;
   let clientCoreBusy: number | undefined;
   if (clientCoreBefore !== undefined && clientCoreAfter !== undefined && clientCoreAfter.total > clientCoreBefore.total) {
@@ -130,8 +140,8 @@ export async function measure(system: System, spec: Omit<LoadSpec, 'target'>, ge
   const routerQueued = counted ? countersAfter.queued - countersBefore.queued : undefined;
   const scavenges = counted ? countersAfter.scavenges - countersBefore.scavenges : 0;
   const routerScavenges = counted ? { count: scavenges, meanMs: scavenges === 0 ? 0 : ((countersAfter.scavengeSeconds - countersBefore.scavengeSeconds) * 1000) / scavenges } : undefined;
-  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, routerQueued, routerScavenges, run };
-  const problems = (routerQueued ? `, ${routerQueued} queued in the router` : '') + (routerScavenges?.count ? `, router scavenges ${routerScavenges.meanMs.toFixed(1)} ms mean` : '') + (run.shed > 0 ? `, ${run.shed} shed` : '') + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
+  const measurement = { system: system.name, label, rps: (run.ok * 1000) / run.windowMs, e2e: Histogram.of([run.e2e]).percentiles(), ttft: Histogram.of([run.ttft]).percentiles(), itl: Histogram.of([run.itl]).percentiles(), systemCpu, peakRss, clientCoreBusy, tcpRetransmits: retransmits, steal, routerQueued, routerScavenges, run };
+  const problems = (steal !== undefined && steal >= 0.01 ? `, CPU steal ${pct(steal)}` : '') + (routerQueued ? `, ${routerQueued} queued in the router` : '') + (routerScavenges?.count ? `, router scavenges ${routerScavenges.meanMs.toFixed(1)} ms mean` : '') + (run.shed > 0 ? `, ${run.shed} shed` : '') + (run.failed > 0 ? `, ${run.failed} FAILED (${Object.entries(run.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : '');
   console.error(`${system.name} ${label}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.e2e.p50.toFixed(2)} ms, p99 ${measurement.e2e.p99.toFixed(2)} ms, system CPU ${Math.round(systemCpu * 100)}%${problems}${run.generatorBottleneck === undefined ? '' : ` [generator limit: ${run.generatorBottleneck}]`}`);
   return measurement;
 }

@@ -173,7 +173,9 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       const collections = runs.flatMap((m) => m.routerScavenges ?? []);
       const count = collections.reduce((n, g) => n + g.count, 0);
       const pause = count === 0 ? '' : `, router scavenges ${(collections.reduce((t, g) => t + g.count * g.meanMs, 0) / count).toFixed(1)} ms mean`;
-      return `${busy.length === 0 ? '-' : pct(median(busy))} median, ${runs.reduce((n, m) => n + (m.tcpRetransmits ?? 0), 0)} TCP retransmits${queued > 0 ? `, ${queued} queued in the router` : ''}${pause}`;
+      const steal = runs.map((m) => m.steal).filter((s): s is number => s !== undefined);
+      const stolen = steal.length === 0 ? '' : `, CPU steal ${pct(median(steal))} median (${pct(Math.min(...steal))}-${pct(Math.max(...steal))})`;
+      return `${busy.length === 0 ? '-' : pct(median(busy))} median, ${runs.reduce((n, m) => n + (m.tcpRetransmits ?? 0), 0)} TCP retransmits${stolen}${queued > 0 ? `, ${queued} queued in the router` : ''}${pause}`;
     };
     if (routerP99s.length > 0 && directP99s.length > 0) {
       const added = median(routerP99s) - median(directP99s);
@@ -195,8 +197,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     const facts = runFacts(`npm run bench -- proxy-overhead ${argv.join(' ')}`.trim());
     const scavenges = (m: Measurement) => (m.routerScavenges === undefined ? '-' : `${m.routerScavenges.count} (${m.routerScavenges.meanMs.toFixed(1)})`);
     const row = (m: Measurement, extra: string) =>
-      `| ${m.system} | ${extra} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${pct(m.systemCpu)} | ${cpuPerRequestUs(m).toFixed(0)} | ${m.clientCoreBusy === undefined ? '-' : pct(m.clientCoreBusy)} | ${m.tcpRetransmits ?? '-'} | ${m.routerQueued ?? '-'} | ${scavenges(m)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
-    const header = '| system | load | ok | failed | req/s | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | system CPU (of its core) | system CPU µs per request | client core busy | TCP retransmits | queued in the router | router scavenges (mean pause ms) | load generator |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+      `| ${m.system} | ${extra} | ${m.run.ok} | ${m.run.failed} | ${m.rps.toFixed(0)} | ${ms(m.e2e.p50)} | ${ms(m.e2e.p99)} | ${ms(m.ttft.p50)} | ${ms(m.ttft.p99)} | ${pct(m.systemCpu)} | ${cpuPerRequestUs(m).toFixed(0)} | ${m.clientCoreBusy === undefined ? '-' : pct(m.clientCoreBusy)} | ${m.tcpRetransmits ?? '-'} | ${m.steal === undefined ? '-' : pct(m.steal)} | ${m.routerQueued ?? '-'} | ${scavenges(m)} | ${m.run.generatorBottleneck ?? 'kept up'} |`;
+    const header = '| system | load | ok | failed | req/s | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | system CPU (of its core) | system CPU µs per request | client core busy | TCP retransmits | CPU steal (machine) | queued in the router | router scavenges (mean pause ms) | load generator |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
     const markdown = [
       factsLine(facts),
       '',

@@ -170,18 +170,24 @@ export async function stopAll(systems: readonly System[]): Promise<void> {
   for (const system of systems) await system.stop();
 }
 
-/** Busy and total jiffies of one CPU core so far, from /proc/stat; undefined elsewhere. */
-export function coreTimes(core: number): { busy: number; total: number } | undefined {
+/**
+ * Busy, stolen and total jiffies so far of one CPU core, or of the whole
+ * machine without `core`, from /proc/stat; undefined elsewhere. Steal is
+ * time the hypervisor gave this virtual CPU's turn to someone else: the
+ * process on it was ready and did not run, and no process here caused it.
+ */
+export function coreTimes(core?: number): { busy: number; steal: number; total: number } | undefined {
   try {
+    const prefix = core === undefined ? 'cpu ' : `cpu${core} `;
     const line = readFileSync('/proc/stat', 'utf8')
       .split('\n')
-      .find((l) => l.startsWith(`cpu${core} `));
+      .find((l) => l.startsWith(prefix));
     if (line === undefined) return undefined;
     // user nice system idle iowait irq softirq steal ...
     const fields = line.trim().split(/\s+/).slice(1).map(Number);
     const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
     const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-    return { busy: total - idle, total };
+    return { busy: total - idle, steal: fields[7] ?? 0, total };
   } catch {
     return undefined;
   }
