@@ -63,7 +63,7 @@ const SCENARIOS: readonly ScenarioEntry[] = [
   {
     name: 'large-prompts',
     title: 'Large prompts: 200 KB bodies at rising concurrency',
-    about: 'Streaming chat with a 200 KB prompt through each proxy (pinned to core 0) vs the engine directly. Reports the time to first token each proxy adds; bar: switchyard TTFT p50 ≤ 1.2× nginx at each concurrency.',
+    about: 'Streaming chat with a 200 KB prompt through each proxy (pinned to core 0) vs the engine directly, with the bare `node:http` + undici forwarder (which reads each body before it forwards, as a router must) as the floor Node allows. Reports the time to first token each proxy adds and its CPU per request against the bare forwarder\'s; `--cpu-prof DIR` profiles the router and the forwarder. Bar: switchyard TTFT p50 ≤ 1.2× nginx at each concurrency.',
     run: async (argv) => (await import('../scenarios/large-prompts.ts')).largePrompts(argv),
   },
   {

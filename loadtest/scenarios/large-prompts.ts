@@ -5,14 +5,19 @@
  * time to first token through each proxy against the engine directly, in
  * the same run, proxies pinned to core 0 as in proxy-overhead.
  *
- *   npm run bench -- large-prompts [--quick | --smoke] [--peer off]
+ *   npm run bench -- large-prompts [--quick | --smoke] [--peer off] [--cpu-prof DIR]
+ *
+ * The bare `node:http` + undici forwarder, which reads each body into memory
+ * before it forwards as the router must, runs beside them: what switchyard
+ * spends per body above it is its own. `--cpu-prof DIR` writes the CPU
+ * profiles of the router and the bare forwarder there when they stop.
  */
 import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
 const PROMPT_BYTES = 200 * 1024;
@@ -29,14 +34,18 @@ const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 
 /** Entry point; returns the exit code. */
 export async function largePrompts(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer']);
+  const options = scenarioOptions(argv, ['peer', 'cpu-prof']);
+  const cpuProf = options.extra['cpu-prof'];
+  const profileArgs = cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`];
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(pinned ? { core: 1 } : {}) };
   const engines = await startEngines(1, MODEL, ['--max-seqs', '1000'], pinned ? 1 : undefined);
   let systems: System[] = [];
   try {
-    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off' });
+    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs });
+    // The floor a Node proxy that must read the body before it forwards shows: what switchyard spends above it is its own.
+    systems.push(await startBareForwarder(engines.urls[0] as string, pinned ? 0 : undefined, profileArgs));
     // Rounds interleave the systems (and the concurrencies) so drift on the shared machine hits them alike.
     const runs: (Measurement & { round: number })[] = [];
     for (let round = 0; round < plan.rounds; round++) {
@@ -73,9 +82,10 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         const added = system.name === 'direct' ? '' : `${signedMs(f.p50.median - floor.p50.median)} / ${signedMs(f.p99.median - floor.p99.median)}`;
         const last = of(system.name, concurrency).at(-1);
         const cpu = system.name === 'direct' ? '-' : `${f.cpuUs.median.toFixed(0)} (${f.cpuUs.min.toFixed(0)}-${f.cpuUs.max.toFixed(0)})`;
+        const overBare = system.name === 'direct' ? '-' : ratio(f.cpuUs.median / figures(BARE_FORWARDER_NAME, concurrency).cpuUs.median);
         const queued = of(system.name, concurrency).map((m) => m.routerQueued);
         const queuedCell = queued.every((n) => n === undefined) ? '-' : queued.map((n) => n ?? '?').join(', ');
-        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
+        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${overBare} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
       }),
     );
     const markdown = [
@@ -85,8 +95,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       '',
       bars.markdown(options.smoke),
       '',
-      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | queued in the router (each round) | load generator (last round) |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | CPU ÷ the bare forwarder | queued in the router (each round) | load generator (last round) |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       'Chart: `large-prompts-ttft.svg`.',

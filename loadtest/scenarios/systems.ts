@@ -151,10 +151,11 @@ const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', i
 /**
  * Starts the bare `node:http` + undici forwarder over `upstream`
  * (loadtest/baselines/bare-forwarder.ts): the floor Node allows, so what
- * switchyard shows above it is the router's own.
+ * switchyard shows above it is the router's own. `nodeArgs` are Node flags,
+ * e.g. `--cpu-prof`.
  */
-export async function startBareForwarder(upstream: string, core: number | undefined): Promise<System> {
-  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core);
+export async function startBareForwarder(upstream: string, core: number | undefined, nodeArgs: readonly string[] = []): Promise<System> {
+  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core, nodeArgs);
   const pid = child.child.pid;
   return {
     name: BARE_FORWARDER_NAME,
