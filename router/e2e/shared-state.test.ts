@@ -129,8 +129,10 @@ describe('replicas sharing state through Redis', () => {
       }).catch(() => undefined),
     );
     try {
-      await waitFor(() => [...a.router.view.all()].some((s) => s.inFlight === 2));
+      // The router counts a request in flight once it is sent; the engine records it once it has read it.
+      await waitFor(() => [...a.router.view.all()].some((s) => s.inFlight === 2) && servedBy(engines, 'move-hold-1') !== -1 && servedBy(engines, 'move-hold-0') !== -1);
       assert.equal(servedBy(engines, 'move-hold-0'), home, 'the held requests stayed home');
+      assert.equal(servedBy(engines, 'move-hold-1'), home, 'the held requests stayed home');
       // Home is at this replica's per-endpoint cap: saturated, so the conversation moves.
       assert.equal((await chat(a.base, 'move-1', session)).status, 200);
       const moved = servedBy(engines, 'move-1');
