@@ -8,9 +8,10 @@ import { startFleet, type Fleet } from './harness.ts';
  * resolves with each probe's status and latency. The probes run while this
  * process's event loop (and the router's, which shares it) is blocked.
  */
-function probeLater(url: string, offsetsMs: number[]): { results: Promise<{ status: number; ms: number }[]> } {
+function probeLater(url: string, offsetsMs: number[]): { started: Promise<void>; results: Promise<{ status: number; ms: number }[]> } {
   const script = `
     const http = require('node:http');
+    console.log('started');
     const offsets = ${JSON.stringify(offsetsMs)};
     const results = [];
     const started = Date.now();
@@ -28,8 +29,16 @@ function probeLater(url: string, offsetsMs: number[]): { results: Promise<{ stat
     }`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let text = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  return { results: new Promise((resolve) => child.once('exit', () => resolve(JSON.parse(text) as { status: number; ms: number }[]))) };
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+    if (text.startsWith('started\n')) markStarted();
+  });
+  const results = new Promise<{ status: number; ms: number }[]>((resolve) =>
+    child.once('exit', () => resolve(JSON.parse(text.slice('started\n'.length)) as { status: number; ms: number }[])),
+  );
+  return { started, results };
 }
 
 function blockEventLoop(ms: number): void {
@@ -47,9 +56,11 @@ describe('probes on the admin port', () => {
   after(() => fleet.close());
 
   it('answers at once while the main event loop is busy, and fails /livez only once the loop has stalled past the limit', async () => {
-    const probe = probeLater(`${fleet.admin}/livez`, [300, 1_300]);
-    const ready = probeLater(`${fleet.admin}/readyz`, [300]);
-    await new Promise((resolve) => setTimeout(resolve, 150)); // let the children start
+    const probe = probeLater(`${fleet.admin}/livez`, [200, 1_300]);
+    const ready = probeLater(`${fleet.admin}/readyz`, [200]);
+    // The offsets count from each child's start, which a loaded machine can
+    // delay by hundreds of milliseconds: block only once both are running.
+    await Promise.all([probe.started, ready.started]);
     blockEventLoop(1_800);
     const [early, late] = await probe.results;
     const [readiness] = await ready.results;
