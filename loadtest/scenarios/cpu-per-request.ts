@@ -39,7 +39,7 @@ import { canPin } from '../bench/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
-import { BARE_FORWARDER_NAME, cpuMs, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
@@ -142,7 +142,7 @@ async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: st
     const profileDir = join(dir, mode.replace(' ', '-'));
     rmSync(profileDir, { recursive: true, force: true });
     mkdirSync(profileDir, { recursive: true });
-    const router = await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+    const router = await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs: cpuProfileArgs(profileDir) });
     try {
       // In the mode profiled: the profile's shares are of all the traffic the router served.
       await prime(router, plan, bodyFile, clientCore, mode === 'keep-alive');

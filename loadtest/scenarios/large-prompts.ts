@@ -17,7 +17,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
 const PROMPT_BYTES = 200 * 1024;
@@ -35,8 +35,7 @@ const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 /** Entry point; returns the exit code. */
 export async function largePrompts(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv, ['peer', 'cpu-prof']);
-  const cpuProf = options.extra['cpu-prof'];
-  const profileArgs = cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`];
+  const profileArgs = cpuProfileArgs(options.extra['cpu-prof']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(pinned ? { core: 1 } : {}) };

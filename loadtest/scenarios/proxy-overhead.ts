@@ -26,7 +26,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, startBareForwarder, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -70,7 +70,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
   const clientCore = pinned ? 1 : undefined;
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
 
-  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', ...(options.extra['cpu-prof'] === undefined ? {} : { routerNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${options.extra['cpu-prof']}`] }) };
+  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', routerNodeArgs: cpuProfileArgs(options.extra['cpu-prof']) };
   const prime = async (over: readonly System[]) => {
     for (const system of over) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');

@@ -144,6 +144,14 @@ export async function startComparedSystems(engines: Engines, model: string, opti
   return systems;
 }
 
+/**
+ * The Node flags that write a process's V8 CPU profile into `dir` when it
+ * stops; none when `dir` is undefined (the scenario was not asked to profile).
+ */
+export function cpuProfileArgs(dir: string | undefined): string[] {
+  return dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 /** The name reports give the bare forwarder. */
 export const BARE_FORWARDER_NAME = 'bare node:http + undici';
 const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
