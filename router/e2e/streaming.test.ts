@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { postJson, send, sseData, startFleet, type Fleet } from './harness.ts';
 
@@ -62,6 +63,39 @@ describe('streaming through the router', () => {
     assert.equal(res.status, 200);
     const received = fleet.engines.map((e) => e.received('body-bytes-2')).find((r) => r !== undefined);
     assert.equal(received?.bodySha256, createHash('sha256').update(raw).digest('hex'));
+  });
+
+  it('forwards a large body that arrives in many pieces unchanged, declared or chunked', async () => {
+    // ~300 KB with multi-byte characters, written in uneven pieces with pauses between
+    // them so the router sees many socket reads, some splitting a character in two.
+    const content = 'caf\u00e9 ☕ 𝄞 '.repeat(20_000);
+    const raw = Buffer.from(JSON.stringify({ model: MODEL, messages: [{ role: 'user', content }], max_tokens: 1 }));
+    const pieces: Buffer[] = [];
+    for (let at = 0, size = 1; at < raw.length; at += size, size = (size * 7 + 13) % 40_000 + 1) pieces.push(raw.subarray(at, at + size));
+    const url = new URL(fleet.base);
+    for (const framing of ['content-length', 'chunked'] as const) {
+      const requestId = `large-body-${framing}`;
+      const status = await new Promise<number>((resolve, reject) => {
+        const writeInPieces = async (): Promise<void> => {
+          const length = framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${raw.length}`;
+          socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: ${requestId}\r\n${length}\r\nConnection: close\r\n\r\n`);
+          for (const piece of pieces) {
+            socket.write(framing === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
+            await new Promise((pause) => setImmediate(pause));
+          }
+          if (framing === 'chunked') socket.write('0\r\n\r\n');
+        };
+        const socket = connect(Number(url.port), url.hostname, () => void writeInPieces());
+        let head = '';
+        socket.setEncoding('utf8').on('data', (text: string) => (head += text));
+        socket.on('close', () => resolve(Number(head.slice(9, 12))));
+        socket.on('error', reject);
+      });
+      assert.equal(status, 200, framing);
+      const received = fleet.engines.map((e) => e.received(requestId)).find((r) => r !== undefined);
+      assert.equal(received?.bodyBytes, raw.length, framing);
+      assert.equal(received?.bodySha256, createHash('sha256').update(raw).digest('hex'), framing);
+    }
   });
 
   it('keeps 500 concurrent tool-call streams intact and separate', async () => {
