@@ -22,9 +22,6 @@ export interface BodyReadOptions {
 
 const EMPTY = Buffer.alloc(0);
 
-/** Above this declared size a body spans several socket reads: it is copied into one buffer as it arrives. */
-const COPY_AS_READ_ABOVE = 64 * 1024;
-
 /**
  * Reads the whole request body into memory (it is needed to route and to
  * replay on retry), at no less than the watch's minimum rate. The bytes
@@ -46,8 +43,6 @@ export function readBody(req: IncomingMessage, options: BodyReadOptions): Promis
   if (declaredBytes !== undefined && !reservation.grow(declaredBytes)) return Promise.reject(budgetExhausted());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    // One buffer of the declared size lets each socket chunk die young, instead of living until a concat at the end.
-    const whole = declaredBytes !== undefined && declaredBytes > COPY_AS_READ_ABOVE ? Buffer.allocUnsafeSlow(declaredBytes) : undefined;
     const watched = new BodyProgress(slowBodies.now(), () => refuse(tooSlow()));
     const cleanup = () => {
       slowBodies.forget(watched);
@@ -70,12 +65,10 @@ export function readBody(req: IncomingMessage, options: BodyReadOptions): Promis
       } catch (err) {
         return refuse(err as Error);
       }
-      if (whole !== undefined) chunk.copy(whole, watched.received - chunk.length);
-      else chunks.push(chunk);
+      chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      if (whole !== undefined) return resolve(whole.subarray(0, watched.received));
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, watched.received));
     };
     const onError = () => {
