@@ -60,7 +60,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
     const cpuUs = (m: Measurement) => (m.rps > 0 ? (m.systemCpu * 1e6) / m.rps : Number.NaN);
     const figures = (name: string, concurrency: number) => {
       const these = of(name, concurrency);
-      return { p50: medianOf(these.map((m) => m.ttft.p50)), p99: medianOf(these.map((m) => m.ttft.p99)), cpuUs: medianOf(these.map(cpuUs)), rps: medianOf(these.map((m) => m.rps)) };
+      return { p50: medianOf(these.map((m) => m.ttft.p50)), p99: medianOf(these.map((m) => m.ttft.p99)), e2eP50: medianOf(these.map((m) => m.e2e.p50)), cpuUs: medianOf(these.map(cpuUs)), rps: medianOf(these.map((m) => m.rps)) };
     };
 
     const bars = new Bars();
@@ -84,18 +84,18 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         const overBare = system.name === 'direct' ? '-' : ratio(f.cpuUs.median / figures(BARE_FORWARDER_NAME, concurrency).cpuUs.median);
         const queued = of(system.name, concurrency).map((m) => m.routerQueued);
         const queuedCell = queued.every((n) => n === undefined) ? '-' : queued.map((n) => n ?? '?').join(', ');
-        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${cpu} | ${overBare} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
+        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${ms(f.e2eP50.median)} (${spread(f.e2eP50)}) | ${cpu} | ${overBare} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
       }),
     );
     const markdown = [
       factsLine(facts),
       '',
-      `Streaming chat with a ${PROMPT_BYTES / 1024} KB prompt; engine: 20 ms to the first event, 8 tokens 2 ms apart. Closed loop per concurrency, ${plan.rounds} interleaved round${plan.rounds === 1 ? '' : 's'}: each figure is the median of the rounds, their range in brackets. Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}.${pinned ? ' Proxies pinned to core 0 (every thread of the process: taskset), engine and load generator on core 1.' : ''} CPU is the proxy's user + system time from /proc per request served.`,
+      `Streaming chat with a ${PROMPT_BYTES / 1024} KB prompt; engine: 20 ms to the first event, 8 tokens 2 ms apart. Closed loop per concurrency, ${plan.rounds} interleaved round${plan.rounds === 1 ? '' : 's'}: each figure is the median of the rounds, their range in brackets. Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}.${pinned ? ' Proxies pinned to core 0 (every thread of the process: taskset), engine and load generator on core 1.' : ''} CPU is the proxy's user + system time from /proc per request served. The whole response p50 sits beside TTFT because, where the engine's and load generator's core is saturated, how a request's time splits before and after its first token follows that core's scheduling as much as the proxy.`,
       '',
       bars.markdown(options.smoke),
       '',
-      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | proxy CPU µs per request | CPU ÷ the bare forwarder | queued in the router (each round) | load generator (last round) |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | whole response p50 ms | proxy CPU µs per request | CPU ÷ the bare forwarder | queued in the router (each round) | load generator (last round) |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       'Chart: `large-prompts-ttft.svg`.',

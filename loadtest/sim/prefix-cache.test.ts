@@ -23,6 +23,19 @@ describe('simulated prefix cache', () => {
     assert.equal(cache.hitTokens, before);
   });
 
+  it('keys a message by everything in it: role, content and any other field', () => {
+    const blocks = promptBlocks({
+      messages: [
+        { role: 'user', content: 'same' },
+        { role: 'assistant', content: 'same' },
+        { role: 'user', content: 'same', name: 'a' },
+        { role: 'user', content: [{ type: 'text', text: 'same' }] },
+      ],
+    });
+    assert.equal(new Set(blocks).size, 4, JSON.stringify(blocks));
+    assert.deepEqual(promptBlocks({ messages: [{ role: 'user', content: 'same' }] }), [blocks[0]]);
+  });
+
   it('treats a completion prompt as one block', () => {
     assert.deepEqual(promptBlocks({ prompt: 'hello' }), ['hello']);
     assert.deepEqual(promptBlocks({}), []);
