@@ -16,7 +16,7 @@ import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
-import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, medianOf, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
 import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
@@ -83,8 +83,11 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         const cpu = system.name === 'direct' ? '-' : `${f.cpuUs.median.toFixed(0)} (${f.cpuUs.min.toFixed(0)}-${f.cpuUs.max.toFixed(0)})`;
         const overBare = system.name === 'direct' ? '-' : ratio(f.cpuUs.median / figures(BARE_FORWARDER_NAME, concurrency).cpuUs.median);
         const queued = of(system.name, concurrency).map((m) => m.routerQueued);
+        const stolen = of(system.name, concurrency).flatMap((m) => (m.steal === undefined ? [] : [m.steal]));
+        const steal = stolen.length === 0 ? undefined : medianOf(stolen);
+        const stealCell = steal === undefined ? '-' : `${pct(steal.median)} (${pct(steal.min)}-${pct(steal.max)})`;
         const queuedCell = queued.every((n) => n === undefined) ? '-' : queued.map((n) => n ?? '?').join(', ');
-        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${ms(f.e2eP50.median)} (${spread(f.e2eP50)}) | ${cpu} | ${overBare} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
+        return `| ${system.name} | concurrency ${concurrency} | ${f.rps.median.toFixed(0)} | ${((f.rps.median * PROMPT_BYTES) / 2 ** 20).toFixed(0)} | ${ms(f.p50.median)} (${spread(f.p50)}) | ${ms(f.p99.median)} (${spread(f.p99)}) | ${added} | ${ms(f.e2eP50.median)} (${spread(f.e2eP50)}) | ${cpu} | ${overBare} | ${stealCell} | ${queuedCell} | ${last?.run.generatorBottleneck ?? 'kept up'} |`;
       }),
     );
     const markdown = [
@@ -94,8 +97,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       '',
       bars.markdown(options.smoke),
       '',
-      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | whole response p50 ms | proxy CPU µs per request | CPU ÷ the bare forwarder | queued in the router (each round) | load generator (last round) |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | whole response p50 ms | proxy CPU µs per request | CPU ÷ the bare forwarder | CPU steal (machine) | queued in the router (each round) | load generator (last round) |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       'Chart: `large-prompts-ttft.svg`.',
