@@ -216,7 +216,10 @@ function previousSections(): Map<string, string> {
 /** The `Run:` line: the `all` command, or after `docs DIR` the earlier line and which scenarios were rerun since. */
 function runLine(args: readonly string[], outcomes: readonly Outcome[], previous: string | undefined): string {
   if (previous === undefined || outcomes.length === SCENARIOS.length) return `Run: \`${['npm run bench -- all', ...args, '--docs'].join(' ')}\``;
-  return `${previous.replace(/ Rerun since:.*$/, '')} Rerun since: ${outcomes.map((o) => `\`npm run bench -- ${o.name}\``).join(', ')} (their sections).`;
+  // Sections rerun before this one keep saying so: the line names every scenario rerun since the whole run.
+  const rerun = (name: string) => outcomes.some((o) => o.name === name) || previous.includes(`\`npm run bench -- ${name}\``);
+  const names = SCENARIOS.map((scenario) => scenario.name).filter(rerun);
+  return `${previous.replace(/ Rerun since:.*$/, '')} Rerun since: ${names.map((name) => `\`npm run bench -- ${name}\``).join(', ')} (their sections).`;
 }
 
 /** Entry point; returns the exit code. */
