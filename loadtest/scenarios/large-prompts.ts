@@ -79,11 +79,12 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         const f = figures(system.name, concurrency);
         const floor = figures('direct', concurrency);
         const added = system.name === 'direct' ? '' : `${signedMs(f.p50.median - floor.p50.median)} / ${signedMs(f.p99.median - floor.p99.median)}`;
-        const last = of(system.name, concurrency).at(-1);
+        const these = of(system.name, concurrency);
+        const last = these.at(-1);
         const cpu = system.name === 'direct' ? '-' : `${f.cpuUs.median.toFixed(0)} (${f.cpuUs.min.toFixed(0)}-${f.cpuUs.max.toFixed(0)})`;
         const overBare = system.name === 'direct' ? '-' : ratio(f.cpuUs.median / figures(BARE_FORWARDER_NAME, concurrency).cpuUs.median);
-        const queued = of(system.name, concurrency).map((m) => m.routerQueued);
-        const stolen = of(system.name, concurrency).flatMap((m) => (m.steal === undefined ? [] : [m.steal]));
+        const queued = these.map((m) => m.routerQueued);
+        const stolen = these.flatMap((m) => (m.steal === undefined ? [] : [m.steal]));
         const steal = stolen.length === 0 ? undefined : medianOf(stolen);
         const stealCell = steal === undefined ? '-' : `${pct(steal.median)} (${pct(steal.min)}-${pct(steal.max)})`;
         const queuedCell = queued.every((n) => n === undefined) ? '-' : queued.map((n) => n ?? '?').join(', ');
