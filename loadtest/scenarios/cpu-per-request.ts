@@ -25,8 +25,9 @@
  * rate both proxies wake a client that waits alike, so the difference is
  * each one's own per-connection work; that is what the bar reads.
  *
- * `--breakdown DIR` adds a profiled run of switchyard per connection mode and
- * reports where its CPU goes by stage (loadtest/report/request-breakdown.ts).
+ * `--breakdown DIR` adds a profiled run of switchyard and of the bare
+ * forwarder per connection mode and reports where each one's CPU goes by
+ * stage, and the router's extra at each (loadtest/report/request-breakdown.ts).
  *
  *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR]
  */
@@ -135,25 +136,36 @@ async function prime(system: System, plan: Plan, bodyFile: string, clientCore: n
   await runAb({ url: `${system.url}/v1/chat/completions`, bodyFile, requests: 10_000_000, seconds: plan.primeSeconds, concurrency: CONCURRENCY, keepAlive, ...(clientCore === undefined ? {} : { core: clientCore }) });
 }
 
-/** Where a profiled switchyard spends one request's CPU, per mode: share of the profiled busy time by stage. */
-async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: string, core: number | undefined, clientCore: number | undefined): Promise<Record<Mode, Record<Stage, number>>> {
-  const result = {} as Record<Mode, Record<Stage, number>>;
+/** Share of a profiled run's busy time by stage, per connection mode. */
+type StageShares = Record<Mode, Record<Stage, number>>;
+
+/** The systems the breakdown profiles: switchyard and the floor beneath it, so the difference by stage is the router's. */
+const PROFILED = ['switchyard', BARE_FORWARDER_NAME] as const;
+type Profiled = (typeof PROFILED)[number];
+
+/** Where a profiled switchyard and a profiled bare forwarder spend one request's CPU, per mode: share of the profiled busy time by stage. */
+async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: string, core: number | undefined, clientCore: number | undefined): Promise<Record<Profiled, StageShares>> {
+  const result = { switchyard: {}, [BARE_FORWARDER_NAME]: {} } as Record<Profiled, StageShares>;
   for (const mode of MODES) {
-    const profileDir = join(dir, mode.replace(' ', '-'));
-    rmSync(profileDir, { recursive: true, force: true });
-    mkdirSync(profileDir, { recursive: true });
-    const router = await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs: cpuProfileArgs(profileDir) });
-    try {
-      // In the mode profiled: the profile's shares are of all the traffic the router served.
-      await prime(router, plan, bodyFile, clientCore, mode === 'keep-alive');
-      await sample(router, mode, 0, plan.requests[mode], bodyFile, clientCore);
-    } finally {
-      await router.stop();
+    for (const name of PROFILED) {
+      const profileDir = join(dir, `${name === 'switchyard' ? 'switchyard' : 'bare-forwarder'}-${mode.replace(' ', '-')}`);
+      rmSync(profileDir, { recursive: true, force: true });
+      mkdirSync(profileDir, { recursive: true });
+      const nodeArgs = cpuProfileArgs(profileDir);
+      const system = name === 'switchyard' ? await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs }) : await startBareForwarder(engines.urls[0] as string, core, nodeArgs);
+      try {
+        // In the mode profiled: the profile's shares are of all the traffic the system served.
+        await prime(system, plan, bodyFile, clientCore, mode === 'keep-alive');
+        await sample(system, mode, 0, plan.requests[mode], bodyFile, clientCore);
+      } finally {
+        await system.stop();
+      }
+      // The main thread's profile (thread 0 in Node's file name; the router's probe worker writes one of its own).
+      const file = readdirSync(profileDir).find((entry) => /\.0\.\d+\.cpuprofile$/.test(entry));
+      if (file === undefined) throw new Error(`no CPU profile written in ${profileDir}`);
+      const { busy, byStage } = stageTimes(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Parameters<typeof stageTimes>[0]);
+      result[name][mode] = Object.fromEntries(STAGES.map((stage) => [stage, (byStage.get(stage) ?? 0) / busy])) as Record<Stage, number>;
     }
-    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-    if (file === undefined) throw new Error(`no CPU profile written in ${profileDir}`);
-    const { busy, byStage } = stageTimes(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Parameters<typeof stageTimes>[0]);
-    result[mode] = Object.fromEntries(STAGES.map((stage) => [stage, (byStage.get(stage) ?? 0) / busy])) as Record<Stage, number>;
   }
   return result;
 }
@@ -174,7 +186,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   let systems: System[] = [];
   const samples: Sample[] = [];
   const rateSamples: RateSample[] = [];
-  let stages: Record<Mode, Record<Stage, number>> | undefined;
+  let stages: Record<Profiled, StageShares> | undefined;
   try {
     systems = await startSystems(engines, core, options.extra['peer'] !== 'off');
     for (const system of systems) await prime(system, plan, bodyFile, clientCore);
@@ -197,7 +209,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   return report(argv, options, samples, rateSamples, stages, version, plan.equalRate.ratePerS);
 }
 
-function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Record<Mode, Record<Stage, number>> | undefined, abVersionText: string, equalRate: number): number {
+function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Record<Profiled, StageShares> | undefined, abVersionText: string, equalRate: number): number {
   const names = [...new Set(samples.map((s) => s.system))];
   const cost = (system: string, mode: Mode) => medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.cpuUs));
   const has = (system: string) => names.includes(system);
@@ -252,20 +264,24 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
       const [reused, fresh] = [rateCost(system, 'keep-alive'), rateCost(system, 'new connection')];
       return `| ${system} | ${reused.median.toFixed(1)} (${reused.min.toFixed(1)}-${reused.max.toFixed(1)}) | ${fresh.median.toFixed(1)} (${fresh.min.toFixed(1)}-${fresh.max.toFixed(1)}) | ${(fresh.median - reused.median).toFixed(1)} |`;
     }),
-    ...(stages === undefined ? [] : ['', breakdownTable(stages, (mode) => cost('switchyard', mode).median)]),
+    ...(stages === undefined ? [] : ['', breakdownTable(stages, (name, mode) => cost(name, mode).median)]),
   ].join('\n');
   writeResults(options.out, 'cpu-per-request', facts, { samples, rateSamples, stages }, markdown);
   return bars.pass(options.smoke) ? 0 : 1;
 }
 
-function breakdownTable(stages: Record<Mode, Record<Stage, number>>, perRequest: (mode: Mode) => number): string {
-  const cell = (mode: Mode, stage: Stage) => `${(stages[mode][stage] * perRequest(mode)).toFixed(1)} (${(100 * stages[mode][stage]).toFixed(0)}%)`;
+function breakdownTable(stages: Record<Profiled, StageShares>, perRequest: (name: Profiled, mode: Mode) => number): string {
+  const micros = (name: Profiled, mode: Mode, stage: Stage) => stages[name][mode][stage] * perRequest(name, mode);
+  const cells = (mode: Mode, stage: Stage) => {
+    const [router, bare] = [micros('switchyard', mode, stage), micros(BARE_FORWARDER_NAME, mode, stage)];
+    return `${router.toFixed(1)} (${(100 * stages.switchyard[mode][stage]).toFixed(0)}%) | ${bare.toFixed(1)} | ${(router - bare).toFixed(1)}`;
+  };
   return [
-    'Where switchyard spends one request (default policy): each stage\'s share of a profiled run\'s busy time (`--cpu-prof`, module loading left out), times the median CPU per request above. `native` is time V8 could not attribute to JavaScript (libuv, the kernel under the event loop).',
+    "Where one request's CPU goes (switchyard with the default policy, and the bare node:http + undici forwarder beneath it): each stage's share of a profiled run's busy time (`--cpu-prof`, module loading left out), times the system's median CPU per request above; the difference is what the router adds at that stage. `native` is time V8 could not attribute to JavaScript (libuv, the kernel under the event loop); the bare forwarder's own few functions count as `forward`.",
     '',
-    '| stage | keep-alive µs (share) | new connection µs (share) |',
-    '|---|---|---|',
-    ...STAGES.map((stage) => `| ${stage} | ${cell('keep-alive', stage)} | ${cell('new connection', stage)} |`),
+    '| stage | keep-alive: switchyard µs (share) | bare forwarder µs | router\'s extra | new connection: switchyard µs (share) | bare forwarder µs | router\'s extra |',
+    '|---|---|---|---|---|---|---|',
+    ...STAGES.map((stage) => `| ${stage} | ${cells('keep-alive', stage)} | ${cells('new connection', stage)} |`),
   ].join('\n');
 }
 
