@@ -59,6 +59,25 @@ describe('upstream faults', () => {
     assert.equal(await metricValue(fleet, /^switchyard_upstream_errors_total\{.*kind="midstream"/), before + 1);
   });
 
+  it('closes a partial SSE event before the error event, wherever the engine died', async () => {
+    // Split writes cut the stream anywhere: inside an event, after one newline of its separator,
+    // or (unsplit) on an event boundary. The error event must start a fresh event each time,
+    // after exactly one blank line: no merged partial event, no extra blank lines.
+    // Each split cut is random (the engine's seeded generator): many deaths make every case likely.
+    for (const split of [false, true]) {
+      for (let chunks = 2; chunks <= (split ? 30 : 5); chunks++) {
+        const response = await postJson(`${fleet.base}/v1/chat/completions`, body({ stream: true }), { 'x-sim-output-tokens': '64', 'x-sim-die-after-chunks': String(chunks), ...(split ? { 'x-sim-split': 'true' } : {}) });
+        const text = response.body.toString('utf8');
+        const errorAt = text.lastIndexOf('data: {"error"');
+        const label = `split ${split}, died after ${chunks} writes: ${JSON.stringify(text.slice(Math.max(0, errorAt - 12), errorAt + 8))}`;
+        assert.ok(errorAt > 0, label);
+        assert.ok(text.endsWith('}\n\n'), label);
+        const before = text.slice(0, errorAt);
+        assert.ok(before.endsWith('\n\n') && !before.endsWith('\n\n\n'), label);
+      }
+    }
+  });
+
   it('cuts the connection when a non-streaming body dies midway', async () => {
     const control = await postJson(`${fleet.base}/v1/chat/completions`, body(), { 'x-sim-split': 'true' });
     assert.equal(control.status, 200);

@@ -99,6 +99,8 @@ export interface ForwardRequest {
   readonly onAnswerBytes?: ((target: EndpointState, chunk: Buffer) => boolean) | undefined;
 }
 
+const LF = 0x0a;
+
 const SSE_ERROR_EVENT = `data: ${JSON.stringify({
   error: {
     message: 'The engine failed while streaming the response.',
@@ -144,7 +146,9 @@ class Exchange {
   /** The request's `onAnswerBytes` still wants the answer's chunks. */
   readingAnswer = false;
   firstByteAt: number | undefined;
-  tail = '';
+  /** The last two bytes sent to the client (-1: none yet), so a stream cut short can close its partial event. Numbers, not a string: slicing one per chunk cost ~0.6 µs a chunk. */
+  lastByte = -1;
+  byteBeforeLast = -1;
   /** Length of the request's header list before any Authorization pair was appended. */
   readonly headerCount: number;
 
@@ -239,7 +243,7 @@ class Exchange {
     // would overflow the declared body, and a keep-alive client would read it as its next response.
     if (!this.clientGone && !lengthDeclared && contentType?.startsWith('text/event-stream')) {
       // End the SSE stream with an error event (after closing any partial event) and no [DONE].
-      const closer = this.tail.endsWith('\n\n') ? '' : this.tail.endsWith('\n') ? '\n' : '\n\n';
+      const closer = this.lastByte !== LF ? '\n\n' : this.byteBeforeLast === LF ? '' : '\n';
       res.end(closer + SSE_ERROR_EVENT);
     } else {
       // A non-SSE body cut short: break the connection so the client cannot mistake it for complete.
@@ -319,8 +323,11 @@ class Attempt implements Dispatcher.DispatchHandler {
       exchange.readingAnswer = this.status < 300 && exchange.request.onAnswerBytes !== undefined;
     }
     if (exchange.readingAnswer) exchange.readingAnswer = exchange.request.onAnswerBytes?.(this.target, chunk) === true;
-    if (chunk.length >= 2) exchange.tail = chunk.toString('latin1', chunk.length - 2);
-    else exchange.tail = (exchange.tail + chunk.toString('latin1')).slice(-2);
+    const length = chunk.length;
+    if (length > 0) {
+      exchange.byteBeforeLast = length >= 2 ? (chunk[length - 2] as number) : exchange.lastByte;
+      exchange.lastByte = chunk[length - 1] as number;
+    }
     if (!res.write(chunk)) {
       controller.pause();
       res.once('drain', () => controller.resume());
