@@ -29,7 +29,11 @@
  * forwarder per connection mode and reports where each one's CPU goes by
  * stage, and the router's extra at each (loadtest/report/request-breakdown.ts).
  *
- *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR]
+ * `--before DIR` adds another checkout of switchyard (a worktree of an
+ * earlier commit, `npm ci` done there) to the interleaved ab rounds, for a
+ * before/after in one run.
+ *
+ *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR] [--before DIR]
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +44,7 @@ import { canPin } from '../bench/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
-import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
@@ -96,13 +100,15 @@ interface RateSample {
   readonly cpuUs: number;
 }
 
-async function startSystems(engines: Engines, core: number | undefined, peer: boolean): Promise<System[]> {
+async function startSystems(engines: Engines, core: number | undefined, peer: boolean, before: RouterCheckout | undefined): Promise<System[]> {
   const upstream = engines.urls[0] as string;
   const at = core === undefined ? {} : { core };
   const systems: System[] = [];
   try {
     systems.push(await startNginxProxy(engines.urls, core));
     systems.push(await startRouter(engines.urls, at));
+    // The safe start off for an earlier commit: before b4caff9 it held an engine this fast at 4 requests for good.
+    if (before !== undefined) systems.push(await startRouter(engines.urls, { ...at, checkout: before, args: ['--load-safe-start-enabled', 'false'] }));
     systems.push(await startRouter(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
@@ -172,7 +178,7 @@ async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: st
 
 /** Entry point; returns the exit code. */
 export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'breakdown']);
+  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const version = abVersion();
   if (version === undefined) throw new Error('ab (ApacheBench) is not installed: apt-get install apache2-utils');
@@ -188,7 +194,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   const rateSamples: RateSample[] = [];
   let stages: Record<Profiled, StageShares> | undefined;
   try {
-    systems = await startSystems(engines, core, options.extra['peer'] !== 'off');
+    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', routerCheckout(options.extra['before']));
     for (const system of systems) await prime(system, plan, bodyFile, clientCore);
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));

@@ -5,19 +5,22 @@
  * time to first token through each proxy against the engine directly, in
  * the same run, proxies pinned to core 0 as in proxy-overhead.
  *
- *   npm run bench -- large-prompts [--quick | --smoke] [--peer off] [--cpu-prof DIR]
+ *   npm run bench -- large-prompts [--quick | --smoke] [--peer off] [--cpu-prof DIR] [--before DIR]
  *
  * The bare `node:http` + undici forwarder, which reads each body into memory
  * before it forwards as the router must, runs beside them: what switchyard
  * spends per body above it is its own. `--cpu-prof DIR` writes the CPU
  * profiles of the router and the bare forwarder there when they stop.
+ * `--before DIR` runs another checkout of switchyard (a worktree of an
+ * earlier commit, `npm ci` done there) beside them, for a before/after in
+ * one run.
  */
 import { canPin } from '../bench/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, medianOf, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, routerCheckout, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
 const PROMPT_BYTES = 200 * 1024;
@@ -34,7 +37,7 @@ const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 
 /** Entry point; returns the exit code. */
 export async function largePrompts(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'cpu-prof']);
+  const options = scenarioOptions(argv, ['peer', 'cpu-prof', 'before']);
   const profileArgs = cpuProfileArgs(options.extra['cpu-prof']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
@@ -42,7 +45,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
   const engines = await startEngines(1, MODEL, ['--max-seqs', '1000'], pinned ? 1 : undefined);
   let systems: System[] = [];
   try {
-    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs });
+    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs, before: routerCheckout(options.extra['before']) });
     // The floor a Node proxy that must read the body before it forwards shows: what switchyard spends above it is its own.
     systems.push(await startBareForwarder(engines.urls[0] as string, pinned ? 0 : undefined, profileArgs));
     // Rounds interleave the systems (and the concurrencies) so drift on the shared machine hits them alike.

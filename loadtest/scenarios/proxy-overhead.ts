@@ -15,7 +15,11 @@
  *    undici forwarder runs beside them: a long run it shows too is Node's
  *    or the machine's, not the router's own.
  *
- *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off] [--cpu-prof DIR]
+ *   npm run bench -- proxy-overhead [--quick | --smoke] [--generators N] [--peer off] [--cpu-prof DIR] [--before DIR]
+ *
+ * `--before DIR` runs another checkout of switchyard (a worktree of an
+ * earlier commit, `npm ci` done there) beside this one in every part, so a
+ * before/after comparison shares the run.
  *
  * `--cpu-prof DIR` writes the router's CPU profiles there, one per router process (parts 1-3, part 4), when it stops (open them in Chrome
  * DevTools or speedscope for a flame graph; `node loadtest/report/profile-summary.ts FILE`
@@ -26,7 +30,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, routerCheckout, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -63,14 +67,14 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Entry point; returns the exit code. */
 export async function proxyOverhead(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'cpu-prof']);
+  const options = scenarioOptions(argv, ['peer', 'cpu-prof', 'before']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const systemCore = pinned ? 0 : undefined;
   const clientCore = pinned ? 1 : undefined;
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
 
-  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', routerNodeArgs: cpuProfileArgs(options.extra['cpu-prof']) };
+  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', routerNodeArgs: cpuProfileArgs(options.extra['cpu-prof']), before: routerCheckout(options.extra['before']) };
   const prime = async (over: readonly System[]) => {
     for (const system of over) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');

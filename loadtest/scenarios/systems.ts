@@ -4,7 +4,9 @@
  * project router. Each comes back as a {@link System}: where to send load,
  * what it is, which processes to charge CPU and memory to, and how to stop it.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNginx } from '../baselines/nginx.ts';
 import { startStaticEngine } from '../baselines/static-engine.ts';
@@ -57,19 +59,55 @@ export function direct(engines: Engines): System {
   return { name: 'direct', url: engines.urls[0] as string, description: `${engines.description}, no proxy`, pids: () => engines.firstEnginePids(), stop: async () => {} };
 }
 
+/**
+ * Another checkout of switchyard measured beside this one in the same run
+ * (`--before DIR`): a worktree of an earlier commit with its own
+ * `npm ci`, so a before/after comparison shares the machine's hour, the
+ * engines and the load generator, and only the router's code differs.
+ */
+export interface RouterCheckout {
+  readonly dir: string;
+  /** Its short commit id. */
+  readonly commit: string;
+  /** What reports call it: `switchyard <commit>`. */
+  readonly name: string;
+}
+
+/** The checkout at `dir` (`--before DIR`), or undefined without one; throws when `dir` is not a switchyard checkout with its modules installed. */
+export function routerCheckout(dir: string | undefined): RouterCheckout | undefined {
+  if (dir === undefined) return undefined;
+  const absolute = resolve(dir);
+  if (!existsSync(join(absolute, 'router/cli/bin.ts')) || !existsSync(join(absolute, 'node_modules'))) {
+    throw new Error(`--before ${dir}: not a switchyard checkout with its modules installed (git worktree add DIR COMMIT && npm ci --prefix DIR)`);
+  }
+  const commit = execFileSync('git', ['-C', absolute, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  return { dir: absolute, commit, name: `switchyard ${commit}` };
+}
+
 /** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
 export async function startRouter(
   backends: readonly string[],
-  options: { readonly core?: number; readonly args?: readonly string[]; readonly name?: string; /** Node flags, e.g. `--cpu-prof`. */ readonly nodeArgs?: readonly string[] } = {},
+  options: {
+    readonly core?: number;
+    readonly args?: readonly string[];
+    readonly name?: string;
+    /** Node flags, e.g. `--cpu-prof`. */
+    readonly nodeArgs?: readonly string[];
+    /** Another checkout of switchyard to run instead of this one (its own node_modules installed), e.g. a worktree of an earlier commit. */
+    readonly checkout?: RouterCheckout;
+  } = {},
 ): Promise<System> {
   const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((url) => ['--backend', url]), ...(options.args ?? [])];
-  const router = await startSwitchyard(args, 'switchyard listening', options.core, options.nodeArgs);
+  const router =
+    options.checkout === undefined
+      ? await startSwitchyard(args, 'switchyard listening', options.core, options.nodeArgs)
+      : await startNodeScript(join(options.checkout.dir, 'router/cli/bin.ts'), args, 'switchyard listening', options.core, options.nodeArgs);
   const url = `http://127.0.0.1:${router.ports['traffic'] as number}`;
   await waitForModels(url);
   return {
-    name: options.name ?? 'switchyard',
+    name: options.name ?? options.checkout?.name ?? 'switchyard',
     url,
-    description: `switchyard serve over ${backends.length} backend${backends.length === 1 ? '' : 's'}${options.args === undefined || options.args.length === 0 ? '' : ` with ${options.args.join(' ')}`}${options.core === undefined ? '' : `, pinned to core ${options.core}`}`,
+    description: `switchyard serve${options.checkout === undefined ? '' : ` from ${options.checkout.dir} (commit ${options.checkout.commit})`} over ${backends.length} backend${backends.length === 1 ? '' : 's'}${options.args === undefined || options.args.length === 0 ? '' : ` with ${options.args.join(' ')}`}${options.core === undefined ? '' : `, pinned to core ${options.core}`}`,
     pids: () => (router.child.pid === undefined ? [] : [router.child.pid]),
     adminUrl: `http://127.0.0.1:${router.ports['admin'] as number}`,
     stop: () => router.stop(),
@@ -128,12 +166,17 @@ export function rssBytes(pids: readonly number[]): number {
  * queued 132-342 of 1,000 streams a round and held them ~2 s; `bench
  * cold-start` measures the safe start itself).
  */
-export async function startComparedSystems(engines: Engines, model: string, options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[] }): Promise<System[]> {
+export async function startComparedSystems(
+  engines: Engines,
+  model: string,
+  options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[]; /** An earlier switchyard to measure beside this one. */ readonly before?: RouterCheckout | undefined },
+): Promise<System[]> {
   const routerOptions = { args: ['--load-safe-start-enabled', 'false'], ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
     systems.push(await startRouter(engines.urls, routerOptions));
+    if (options.before !== undefined) systems.push(await startRouter(engines.urls, { ...routerOptions, checkout: options.before }));
     const peer = options.peer ? await startPeer(engines.urls, model, options.core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
     else systems.push(peer);
