@@ -54,6 +54,14 @@ const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, s
 /** Compared at an equal rate: the router and the floor its per-connection work is read against. */
 const EQUAL_RATE_SYSTEMS = ['switchyard', BARE_FORWARDER_NAME];
 
+/**
+ * An earlier checkout runs with the safe start off: before b4caff9 it held
+ * an engine this fast at 4 requests for good. The breakdown runs every
+ * router that way: a profile covers the priming too, when a cold router's
+ * safe start is still growing and its queue holds requests.
+ */
+const SAFE_START_OFF = ['--load-safe-start-enabled', 'false'];
+
 type Mode = 'keep-alive' | 'new connection';
 const MODES: readonly Mode[] = ['keep-alive', 'new connection'];
 
@@ -107,8 +115,7 @@ async function startSystems(engines: Engines, core: number | undefined, peer: bo
   try {
     systems.push(await startNginxProxy(engines.urls, core));
     systems.push(await startRouter(engines.urls, at));
-    // The safe start off for an earlier commit: before b4caff9 it held an engine this fast at 4 requests for good.
-    if (before !== undefined) systems.push(await startRouter(engines.urls, { ...at, checkout: before, args: ['--load-safe-start-enabled', 'false'] }));
+    if (before !== undefined) systems.push(await startRouter(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
     systems.push(await startRouter(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
@@ -145,20 +152,23 @@ async function prime(system: System, plan: Plan, bodyFile: string, clientCore: n
 /** Share of a profiled run's busy time by stage, per connection mode. */
 type StageShares = Record<Mode, Record<Stage, number>>;
 
-/** The systems the breakdown profiles: switchyard and the floor beneath it, so the difference by stage is the router's. */
-const PROFILED = ['switchyard', BARE_FORWARDER_NAME] as const;
-type Profiled = (typeof PROFILED)[number];
+/** One system the breakdown profiles: switchyard, an earlier checkout of it, and the floor beneath them, so the difference by stage is a router's own. */
+interface Profiled {
+  readonly name: string;
+  /** Folder name for its profiles. */
+  readonly slug: string;
+  readonly start: (nodeArgs: readonly string[]) => Promise<System>;
+}
 
-/** Where a profiled switchyard and a profiled bare forwarder spend one request's CPU, per mode: share of the profiled busy time by stage. */
-async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: string, core: number | undefined, clientCore: number | undefined): Promise<Record<Profiled, StageShares>> {
-  const result = { switchyard: {}, [BARE_FORWARDER_NAME]: {} } as Record<Profiled, StageShares>;
+/** Where each profiled system spends one request's CPU, per mode: share of the profiled busy time by stage, by system name. */
+async function breakdown(profiled: readonly Profiled[], dir: string, plan: Plan, bodyFile: string, clientCore: number | undefined): Promise<Map<string, StageShares>> {
+  const result = new Map<string, StageShares>();
   for (const mode of MODES) {
-    for (const name of PROFILED) {
-      const profileDir = join(dir, `${name === 'switchyard' ? 'switchyard' : 'bare-forwarder'}-${mode.replace(' ', '-')}`);
+    for (const { name, slug, start } of profiled) {
+      const profileDir = join(dir, `${slug}-${mode.replace(' ', '-')}`);
       rmSync(profileDir, { recursive: true, force: true });
       mkdirSync(profileDir, { recursive: true });
-      const nodeArgs = cpuProfileArgs(profileDir);
-      const system = name === 'switchyard' ? await startRouter(engines.urls, { ...(core === undefined ? {} : { core }), nodeArgs }) : await startBareForwarder(engines.urls[0] as string, core, nodeArgs);
+      const system = await start(cpuProfileArgs(profileDir));
       try {
         // In the mode profiled: the profile's shares are of all the traffic the system served.
         await prime(system, plan, bodyFile, clientCore, mode === 'keep-alive');
@@ -170,10 +180,22 @@ async function breakdown(engines: Engines, dir: string, plan: Plan, bodyFile: st
       const file = readdirSync(profileDir).find((entry) => /\.0\.\d+\.cpuprofile$/.test(entry));
       if (file === undefined) throw new Error(`no CPU profile written in ${profileDir}`);
       const { busy, byStage } = stageTimes(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Parameters<typeof stageTimes>[0]);
-      result[name][mode] = Object.fromEntries(STAGES.map((stage) => [stage, (byStage.get(stage) ?? 0) / busy])) as Record<Stage, number>;
+      const shares = result.get(name) ?? ({} as StageShares);
+      shares[mode] = Object.fromEntries(STAGES.map((stage) => [stage, (byStage.get(stage) ?? 0) / busy])) as Record<Stage, number>;
+      result.set(name, shares);
     }
   }
   return result;
+}
+
+/** The systems `--breakdown` profiles over `engines`: switchyard, the `--before` checkout when given (set up as in the rounds), the bare forwarder. */
+function profiledSystems(engines: Engines, core: number | undefined, before: RouterCheckout | undefined): Profiled[] {
+  const at = core === undefined ? {} : { core };
+  return [
+    { name: 'switchyard', slug: 'switchyard', start: (nodeArgs) => startRouter(engines.urls, { ...at, nodeArgs, args: SAFE_START_OFF }) },
+    ...(before === undefined ? [] : [{ name: before.name, slug: `switchyard-${before.commit}`, start: (nodeArgs: readonly string[]) => startRouter(engines.urls, { ...at, nodeArgs, checkout: before, args: SAFE_START_OFF }) }]),
+    { name: BARE_FORWARDER_NAME, slug: 'bare-forwarder', start: (nodeArgs) => startBareForwarder(engines.urls[0] as string, core, nodeArgs) },
+  ];
 }
 
 /** Entry point; returns the exit code. */
@@ -192,9 +214,10 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   let systems: System[] = [];
   const samples: Sample[] = [];
   const rateSamples: RateSample[] = [];
-  let stages: Record<Profiled, StageShares> | undefined;
+  let stages: Map<string, StageShares> | undefined;
+  const before = routerCheckout(options.extra['before']);
   try {
-    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', routerCheckout(options.extra['before']));
+    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', before);
     for (const system of systems) await prime(system, plan, bodyFile, clientCore);
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));
@@ -206,7 +229,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
     await stopAll(systems);
     systems = [];
     const breakdownDir = options.extra['breakdown'];
-    if (breakdownDir !== undefined) stages = await breakdown(engines, breakdownDir, plan, bodyFile, core, clientCore);
+    if (breakdownDir !== undefined) stages = await breakdown(profiledSystems(engines, core, before), breakdownDir, plan, bodyFile, clientCore);
   } finally {
     await stopAll(systems);
     await engines.stop();
@@ -215,7 +238,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   return report(argv, options, samples, rateSamples, stages, version, plan.equalRate.ratePerS);
 }
 
-function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Record<Profiled, StageShares> | undefined, abVersionText: string, equalRate: number): number {
+function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Map<string, StageShares> | undefined, abVersionText: string, equalRate: number): number {
   const names = [...new Set(samples.map((s) => s.system))];
   const cost = (system: string, mode: Mode) => medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.cpuUs));
   const has = (system: string) => names.includes(system);
@@ -272,22 +295,29 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     }),
     ...(stages === undefined ? [] : ['', breakdownTable(stages, (name, mode) => cost(name, mode).median)]),
   ].join('\n');
-  writeResults(options.out, 'cpu-per-request', facts, { samples, rateSamples, stages }, markdown);
+  writeResults(options.out, 'cpu-per-request', facts, { samples, rateSamples, stages: stages === undefined ? undefined : Object.fromEntries(stages) }, markdown);
   return bars.pass(options.smoke) ? 0 : 1;
 }
 
-function breakdownTable(stages: Record<Profiled, StageShares>, perRequest: (name: Profiled, mode: Mode) => number): string {
-  const micros = (name: Profiled, mode: Mode, stage: Stage) => stages[name][mode][stage] * perRequest(name, mode);
-  const cells = (mode: Mode, stage: Stage) => {
-    const [router, bare] = [micros('switchyard', mode, stage), micros(BARE_FORWARDER_NAME, mode, stage)];
-    return `${router.toFixed(1)} (${(100 * stages.switchyard[mode][stage]).toFixed(0)}%) | ${bare.toFixed(1)} | ${(router - bare).toFixed(1)}`;
-  };
+function breakdownTable(stages: ReadonlyMap<string, StageShares>, perRequest: (name: string, mode: Mode) => number): string {
+  const names = [...stages.keys()];
+  const routers = names.filter((name) => name !== BARE_FORWARDER_NAME);
+  const micros = (name: string, mode: Mode, stage: Stage) => (stages.get(name)?.[mode][stage] ?? Number.NaN) * perRequest(name, mode);
+  const table = (mode: Mode) => [
+    `| stage (${mode}) | ${names.map((name) => `${name} µs (share)`).join(' | ')} | ${routers.map((name) => `${name}: extra over the floor`).join(' | ')} |`,
+    `|---|${names.map(() => '---|').join('')}${routers.map(() => '---|').join('')}`,
+    ...STAGES.map((stage) => {
+      const cells = names.map((name) => `${micros(name, mode, stage).toFixed(1)} (${(100 * (stages.get(name)?.[mode][stage] ?? Number.NaN)).toFixed(0)}%)`);
+      const extras = routers.map((name) => (micros(name, mode, stage) - micros(BARE_FORWARDER_NAME, mode, stage)).toFixed(1));
+      return `| ${stage} | ${cells.join(' | ')} | ${extras.join(' | ')} |`;
+    }),
+  ];
   return [
-    "Where one request's CPU goes (switchyard with the default policy, and the bare node:http + undici forwarder beneath it): each stage's share of a profiled run's busy time (`--cpu-prof`, module loading left out), times the system's median CPU per request above; the difference is what the router adds at that stage. `native` is time V8 could not attribute to JavaScript (libuv, the kernel under the event loop); the bare forwarder's own few functions count as `forward`.",
+    "Where one request's CPU goes (switchyard with the default policy, and the bare node:http + undici forwarder beneath it; the routers with the safe start off, since a profile covers the priming too, when a cold router's safe start holds requests in its queue): each stage's share of a profiled run's busy time (`--cpu-prof`, module loading left out), times the system's median CPU per request above; the difference is what the router adds at that stage. `native` is time V8 could not attribute to JavaScript (libuv, the kernel under the event loop); the bare forwarder's own few functions count as `forward`.",
     '',
-    '| stage | keep-alive: switchyard µs (share) | bare forwarder µs | router\'s extra | new connection: switchyard µs (share) | bare forwarder µs | router\'s extra |',
-    '|---|---|---|---|---|---|---|',
-    ...STAGES.map((stage) => `| ${stage} | ${cells('keep-alive', stage)} | ${cells('new connection', stage)} |`),
+    ...table('keep-alive'),
+    '',
+    ...table('new connection'),
   ].join('\n');
 }
 
