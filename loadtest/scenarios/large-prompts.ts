@@ -39,13 +39,14 @@ const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 export async function largePrompts(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv, ['peer', 'cpu-prof', 'before']);
   const profileArgs = cpuProfileArgs(options.extra['cpu-prof']);
+  const before = routerCheckout(options.extra['before']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(pinned ? { core: 1 } : {}) };
   const engines = await startEngines(1, MODEL, ['--max-seqs', '1000'], pinned ? 1 : undefined);
   let systems: System[] = [];
   try {
-    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs, before: routerCheckout(options.extra['before']) });
+    systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs, before });
     // The floor a Node proxy that must read the body before it forwards shows: what switchyard spends above it is its own.
     systems.push(await startBareForwarder(engines.urls[0] as string, pinned ? 0 : undefined, profileArgs));
     // Rounds interleave the systems (and the concurrencies) so drift on the shared machine hits them alike.
@@ -73,7 +74,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       if (of('switchyard', concurrency).length === 0 || of('nginx', concurrency).length === 0) continue;
       const router = figures('switchyard', concurrency).p50;
       const nginx = figures('nginx', concurrency).p50;
-      bars.check('performance', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's${plan.rounds > 1 ? ` (median of ${plan.rounds} rounds)` : ''}`, router.median <= 1.2 * nginx.median, `${ms(router.median)} vs ${ms(nginx.median)} ms = ${ratio(router.median / nginx.median)} (rounds ${spread(router)} vs ${spread(nginx)})`);
+      const beforeRatio = before === undefined ? '' : `; ${before.name} ${ratio(figures(before.name, concurrency).p50.median / nginx.median)}`;
+      bars.check('performance', `TTFT p50 at concurrency ${concurrency} ≤ 1.2× nginx's${plan.rounds > 1 ? ` (median of ${plan.rounds} rounds)` : ''}`, router.median <= 1.2 * nginx.median, `${ms(router.median)} vs ${ms(nginx.median)} ms = ${ratio(router.median / nginx.median)} (rounds ${spread(router)} vs ${spread(nginx)}${beforeRatio})`);
     }
 
     const facts = runFacts(`npm run bench -- large-prompts ${argv.join(' ')}`.trim());

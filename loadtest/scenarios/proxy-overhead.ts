@@ -169,6 +169,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
     );
     const halfP99 = (name: string) => half.filter((m) => m.system === name && m.run.ok > 0).map((m) => m.e2e.p99);
     const [routerP99s, directP99s, bareP99s] = [halfP99('switchyard'), halfP99('direct'), halfP99(BARE_FORWARDER_NAME)];
+    const beforeP99s = compared.before === undefined ? [] : halfP99(compared.before.name);
     // What the machine did beside the system during those runs: a full client core or a retransmission is a tail no proxy caused.
     const halfFacts = (name: string) => {
       const runs = half.filter((m) => m.system === name);
@@ -188,7 +189,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         'performance',
         `added p99 ≤ 2 ms over direct at 50% of the router's max (${halfRate} req/s, half its max over the simulator; open loop, over the static engine${routerP99s.length > 1 ? `, median of ${routerP99s.length} runs` : ''})`,
         added <= 2,
-        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms${bareP99s.length === 0 ? '' : `; the bare node:http + undici forwarder ${ms(median(bareP99s))} ms, runs ${spread(bareP99s)}`}; client core busy ${halfFacts('switchyard')} vs ${halfFacts('direct')})`,
+        `${ms(median(routerP99s))} vs ${ms(median(directP99s))} ms: ${signedMs(added)} ms (runs: router ${spread(routerP99s)}, direct ${spread(directP99s)} ms${bareP99s.length === 0 ? '' : `; the bare node:http + undici forwarder ${ms(median(bareP99s))} ms, runs ${spread(bareP99s)}`}${beforeP99s.length === 0 ? '' : `; ${compared.before?.name ?? ''} ${ms(median(beforeP99s))} ms, runs ${spread(beforeP99s)}`}; client core busy ${halfFacts('switchyard')} vs ${halfFacts('direct')})`,
       );
     }
     const ttft = (name: string, q: 'p50' | 'p99') => median(streams.filter((m) => m.system === name).map((m) => m.ttft[q]));
