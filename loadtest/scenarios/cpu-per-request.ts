@@ -249,7 +249,7 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     const router = cost('switchyard', 'keep-alive').median;
     const peer = cost('vllm-router', 'keep-alive').median;
     // An earlier checkout measured in the same rounds (`--before`), and the floor, read against the same peer.
-    const beside = names.filter((name) => name.startsWith('switchyard ') && name !== 'switchyard round-robin').concat(has(BARE_FORWARDER_NAME) ? [BARE_FORWARDER_NAME] : []);
+    const beside = names.filter((name) => name.startsWith('switchyard@')).concat(has(BARE_FORWARDER_NAME) ? [BARE_FORWARDER_NAME] : []);
     const others = beside.map((name) => `; ${name} ${ratio(cost(name, 'keep-alive').median / peer)}`).join('');
     bars.check('performance', 'keep-alive CPU per request ≤ 1.1× vllm-router (median of rounds)', router <= 1.1 * peer, `${router.toFixed(1)} vs ${peer.toFixed(1)} µs = ${ratio(router / peer)}${others}`);
   }

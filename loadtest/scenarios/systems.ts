@@ -69,7 +69,7 @@ export interface RouterCheckout {
   readonly dir: string;
   /** Its short commit id. */
   readonly commit: string;
-  /** What reports call it: `switchyard <commit>`. */
+  /** What reports call it: `switchyard@<commit>` (no space: load generators prefix request ids with it, and the router keeps only visible ASCII ids). */
   readonly name: string;
 }
 
@@ -81,7 +81,7 @@ export function routerCheckout(dir: string | undefined): RouterCheckout | undefi
     throw new Error(`--before ${dir}: not a switchyard checkout with its modules installed (git worktree add DIR COMMIT && npm ci --prefix DIR)`);
   }
   const commit = execFileSync('git', ['-C', absolute, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  return { dir: absolute, commit, name: `switchyard ${commit}` };
+  return { dir: absolute, commit, name: `switchyard@${commit}` };
 }
 
 /** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
