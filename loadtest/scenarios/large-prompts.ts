@@ -20,7 +20,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, medianOf, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, routerCheckout, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, routerCheckout, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
 const PROMPT_BYTES = 200 * 1024;
