@@ -14,7 +14,7 @@ import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
-import { rssBytes, startEngines, startRouter, type System } from './systems.ts';
+import { rssBytes, SAFE_START_OFF, startEngines, startRouter, type System } from './systems.ts';
 
 const MODEL = 'burst-model';
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '20', 'x-sim-itl-ms': '2', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -72,7 +72,7 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
     // This scenario measures how many connections and streams the router holds, not a cold start
     // (`bench cold-start` does): the safe start for engines of unknown capacity would shed streams
     // the 20,000-slot engines have room for, so it is off here.
-    router = await startRouter(engines.urls, { args: ['--load-safe-start-enabled', 'false'] });
+    router = await startRouter(engines.urls, { args: SAFE_START_OFF });
     const generators = { processes: options.generators || 2, quiet: options.quiet };
     const probe = startProbe(`${router.adminUrl as string}/livez`);
 

@@ -44,7 +44,7 @@ import { canPin } from '../bench/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
-import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, SAFE_START_OFF, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
@@ -53,14 +53,6 @@ const CONCURRENCY = 64;
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: {}, users: 0, checkIds: true };
 /** Compared at an equal rate: the router and the floor its per-connection work is read against. */
 const EQUAL_RATE_SYSTEMS = ['switchyard', BARE_FORWARDER_NAME];
-
-/**
- * An earlier checkout runs with the safe start off: before b4caff9 it held
- * an engine this fast at 4 requests for good. The breakdown runs every
- * router that way: a profile covers the priming too, when a cold router's
- * safe start is still growing and its queue holds requests.
- */
-const SAFE_START_OFF = ['--load-safe-start-enabled', 'false'];
 
 type Mode = 'keep-alive' | 'new connection';
 const MODES: readonly Mode[] = ['keep-alive', 'new connection'];
@@ -115,6 +107,7 @@ async function startSystems(engines: Engines, core: number | undefined, peer: bo
   try {
     systems.push(await startNginxProxy(engines.urls, core));
     systems.push(await startRouter(engines.urls, at));
+    // The safe start off for an earlier checkout: before b4caff9 it held an engine this fast at 4 requests for good.
     if (before !== undefined) systems.push(await startRouter(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
     systems.push(await startRouter(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
@@ -188,7 +181,10 @@ async function breakdown(profiled: readonly Profiled[], dir: string, plan: Plan,
   return result;
 }
 
-/** The systems `--breakdown` profiles over `engines`: switchyard, the `--before` checkout when given (set up as in the rounds), the bare forwarder. */
+/**
+ * The systems `--breakdown` profiles over `engines`: switchyard, the `--before` checkout when given, the bare forwarder.
+ * Every router with the safe start off: a profile covers the priming too, when a cold router's safe start is still growing and its queue holds requests.
+ */
 function profiledSystems(engines: Engines, core: number | undefined, before: RouterCheckout | undefined): Profiled[] {
   const at = core === undefined ? {} : { core };
   return [

@@ -59,6 +59,9 @@ export function direct(engines: Engines): System {
   return { name: 'direct', url: engines.urls[0] as string, description: `${engines.description}, no proxy`, pids: () => engines.firstEnginePids(), stop: async () => {} };
 }
 
+/** `serve` flags that turn the safe start off, for comparisons that measure the proxy rather than it (see {@link startComparedSystems}). */
+export const SAFE_START_OFF: readonly string[] = ['--load-safe-start-enabled', 'false'];
+
 /**
  * Another checkout of switchyard measured beside this one in the same run
  * (`--before DIR`): a worktree of an earlier commit with its own
@@ -171,7 +174,7 @@ export async function startComparedSystems(
   model: string,
   options: { readonly core?: number; readonly peer: boolean; readonly routerNodeArgs?: readonly string[]; /** An earlier switchyard to measure beside this one. */ readonly before?: RouterCheckout | undefined },
 ): Promise<System[]> {
-  const routerOptions = { args: ['--load-safe-start-enabled', 'false'], ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
+  const routerOptions = { args: SAFE_START_OFF, ...(options.core === undefined ? {} : { core: options.core }), ...(options.routerNodeArgs === undefined ? {} : { nodeArgs: options.routerNodeArgs }) };
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
