@@ -6,6 +6,7 @@ import { AdmissionControl, type ShedReason } from './admission-control.ts';
 import { WaitQueue } from './wait-queue.ts';
 
 interface Engine {
+  readonly id: string;
   readonly estimatedWaiting: number;
   readonly queueAllowance: number;
   readonly capacity: number | undefined;
@@ -13,7 +14,7 @@ interface Engine {
 }
 
 /** Two saturated engines of known capacity finishing 5 requests a second each. */
-const engines: Engine[] = [0, 1].map(() => ({ estimatedWaiting: 3, queueAllowance: 0, capacity: 4, drainRate: () => 5 }));
+const engines: Engine[] = [0, 1].map((i) => ({ id: `e${i}`, estimatedWaiting: 3, queueAllowance: 0, capacity: 4, drainRate: () => 5 }));
 const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, bodyBytes: 10 };
 
 function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: readonly Engine[] = engines): AdmissionControl<Engine> {

@@ -27,6 +27,7 @@ export interface AdmissionObserver {
 
 /** What admission reads of a candidate: its drain, and whether its capacity is known. */
 export interface AdmissionCandidate extends DrainInputs {
+  readonly id: string;
   /** Max concurrent sequences, configured or learned; undefined while unknown (the safe start is still finding it). */
   readonly capacity: number | undefined;
 }
@@ -104,8 +105,8 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     if (overDeadlineS > 0) return this.#shed('queue_full', priority, facts.model, decision.candidates, overDeadlineS);
     deps.observer.queued(priority);
     const started = performance.now();
-    // Requests of one model and priority (and pin) get the same answer from a saturated fleet.
-    const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}`;
+    // Requests of one model and priority (and own engine) get the same answer from a saturated fleet.
+    const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
     const outcome = await deps.queue.wait(priority, () => deps.decide(facts, priority), signal, key);
     deps.observer.waited((performance.now() - started) / 1000);
     switch (outcome.kind) {

@@ -51,7 +51,7 @@ export interface LoadClockAndSettings {
 }
 
 /** What others may read of the safe-start limit (its inputs come only through the state). */
-export type SafeStartReadout = Pick<SafeStartLimit, 'value' | 'phase' | 'status'>;
+export type SafeStartReadout = Pick<SafeStartLimit, 'value' | 'phase' | 'status' | 'burstBound'>;
 
 /** Weight of the newest outcome in the error-rate moving average. */
 const ERROR_RATE_ALPHA = 0.1;
@@ -461,6 +461,16 @@ export class EndpointState {
    */
   get concurrencyLimit(): number | undefined {
     return this.#endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
+  }
+
+  /**
+   * Requests this replica may have open to the endpoint for work that
+   * belongs there, above the safe-start limit (see SafeStartLimit.burstBound);
+   * undefined when capacity is configured or the safe start is off or has
+   * handed over.
+   */
+  get burstBound(): number | undefined {
+    return this.#endpoint.capacity === undefined ? this.#safeStart?.burstBound : undefined;
   }
 
   /**

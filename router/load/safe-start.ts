@@ -72,6 +72,8 @@ export type SafeStartPhase = 'slow-start' | 'probing' | 'learned';
 /** What `/debug/endpoints` shows of the limit. */
 export interface SafeStartStatus {
   readonly limit: number;
+  /** Requests a session's or pinned response's engine may still take above the limit ({@link SafeStartLimit.burstBound}); null once learned. */
+  readonly burstBound: number | null;
   readonly phase: SafeStartPhase;
   /** Unloaded time to first byte of streams (ms), once seen. */
   readonly ttfbBaselineMs: number | null;
@@ -118,6 +120,8 @@ export class SafeStartLimit {
   #backoffBefore = 0;
   /** Requests that succeeded since the last scrape. */
   #succeededSinceScrape = 0;
+  /** Most of this replica's requests a scrape has seen the engine run without a queue: room proven by evidence. */
+  #roomSeen = 0;
 
   constructor(settings: SafeStartSettings) {
     this.#settings = settings;
@@ -133,8 +137,21 @@ export class SafeStartLimit {
     return this.#phase;
   }
 
+  /**
+   * Requests this replica may have open to the engine for work that belongs
+   * there (a session's or pinned response's engine), whatever the limit says
+   * of new work: what the engine was seen running of this replica's requests
+   * without a queue (at least the limit), plus the queue budget. Sending that
+   * many leaves at most the budget waiting at an engine that ran the rest.
+   * Undefined once learned: the engine's own queue then decides.
+   */
+  get burstBound(): number | undefined {
+    if (this.#phase === 'learned') return undefined;
+    return Math.max(this.value, this.#roomSeen) + this.#settings.queueBudget;
+  }
+
   get status(): SafeStartStatus {
-    return { limit: this.value, phase: this.#phase, ttfbBaselineMs: this.#ttfb.baselineMs ?? null, ttfbRecentMs: this.#ttfb.recentMs ?? null };
+    return { limit: this.value, burstBound: this.burstBound ?? null, phase: this.#phase, ttfbBaselineMs: this.#ttfb.baselineMs ?? null, ttfbRecentMs: this.#ttfb.recentMs ?? null };
   }
 
   /** A request was sent; `inFlight` counts it. */
@@ -195,6 +212,8 @@ export class SafeStartLimit {
     // not use the whole limit says nothing either way.
     if (waiting > 0) this.#quietScrapes = 0;
     else if (own <= total && this.#reached) this.#quietScrapes += this.#idleBefore && own === total ? QUIET_SCRAPES : 1;
+    // Running without a queue is room the engine has shown: work that belongs there may use it.
+    if (waiting === 0 && own <= total) this.#roomSeen = Math.max(this.#roomSeen, own);
     // An engine that ran only this replica's requests, below its limit, and now runs only its
     // requests at the limit without a queue needs no second look.
     this.#idleBefore = waiting === 0 && own === total && !this.#reached;

@@ -3,6 +3,7 @@
  * picker sees of one decision, and what a picker answers.
  */
 import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
+import type { HomeRoom } from './filters/saturation.ts';
 
 /** One decision as scorers and pickers see it. Valid for the duration of one synchronous call. */
 export interface PickContext<T extends Candidate> {
@@ -20,6 +21,8 @@ export interface PickContext<T extends Candidate> {
    * saturated candidates; the profile guarantees the final target is not.
    */
   saturated(candidate: T): boolean;
+  /** What the request's own engine (its affinity walk's first choice) can do for it; see {@link HomeRoom}. */
+  homeRoom(candidate: T): HomeRoom;
 }
 
 /** A picker's answer. */
@@ -27,6 +30,10 @@ export interface Pick<T> {
   /** Candidates to try, best first, at most MAX_ORDERED; the rest after the first is the retry list. */
   readonly ordered: T[];
   readonly outcome: DecisionOutcome;
+  /** The first of `ordered` is the request's own engine, taken although the safe start limits new work there. */
+  readonly keepsHome?: boolean;
+  /** The request's own engine, at its burst bound and otherwise fit: the request waits for it instead of moving. */
+  readonly waitsFor?: T | undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import { loadScoreScorer } from './scorers/load-score.ts';
 import { SessionRendezvousScorer } from './scorers/session-rendezvous.ts';
 import { BoundedWalkPicker } from './pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from './pickers/weighted-max.ts';
+import { homeRoom, isSaturated } from './filters/saturation.ts';
 import { SchedulingProfile } from './profile.ts';
 import { ep, facts, seeded, type FakeCandidate } from './test/fixtures.ts';
 
@@ -84,5 +85,51 @@ describe('scheduling profile', () => {
     const moved = profile.schedule(facts({ sessionKey: 'k', assignedEndpoint: 'busy' }), [sat('busy'), ep('idle', 0)], saturated);
     assert.ok(moved.kind === 'admit');
     assert.deepEqual([ids(moved.attempts)[0], moved.moved], ['idle', 'saturated']);
+  });
+
+  describe('a request on its own engine (the safe start limits new work, not affinity)', () => {
+    // The scheduler's two tests: saturation for new work, and what a request's own engine can do for it.
+    const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
+    const limited = (c: FakeCandidate) => isSaturated(c, thresholds);
+    const room = (c: FakeCandidate) => homeRoom(c, thresholds);
+    const atLimit = (id: string) => ep(id, 0.01, { inFlight: 4, concurrencyLimit: 4, burstBound: 5 });
+    const atBound = (id: string) => ep(id, 0.01, { inFlight: 5, concurrencyLimit: 4, burstBound: 5 });
+    const homeOf = (key: string, pods: readonly FakeCandidate[]) => {
+      const schedule = profile.schedule(facts({ sessionKey: key }), pods, saturated);
+      assert.equal(schedule.kind, 'admit');
+      return schedule.kind === 'admit' ? (schedule.attempts[0] as FakeCandidate).id : '';
+    };
+
+    it('keeps a session on its engine at the safe-start limit, below its burst bound', () => {
+      const home = homeOf('k', [ep('a'), ep('b'), ep('c')]);
+      const pods = ['a', 'b', 'c'].map((id) => (id === home ? atLimit(id) : ep(id)));
+      const schedule = profile.schedule(facts({ sessionKey: 'k' }), pods, limited, room);
+      assert.equal(schedule.kind, 'admit');
+      if (schedule.kind === 'admit') assert.deepEqual([ids(schedule.attempts)[0], schedule.outcome], [home, 'affinity_hit']);
+      // New work (no key) is not sent there.
+      const keyless = profile.schedule(facts(), pods, limited, room);
+      if (keyless.kind === 'admit') assert.notEqual(ids(keyless.attempts)[0], home);
+    });
+
+    it('waits for its engine at the burst bound instead of moving, and moves only off an engine that fails a filter', () => {
+      const home = homeOf('k', [ep('a'), ep('b'), ep('c')]);
+      const waiting = profile.schedule(facts({ sessionKey: 'k' }), ['a', 'b', 'c'].map((id) => (id === home ? atBound(id) : ep(id))), limited, room);
+      assert.equal(waiting.kind, 'saturated');
+      if (waiting.kind === 'saturated') assert.equal(waiting.waitsFor?.id, home);
+      const moved = profile.schedule(facts({ sessionKey: 'k' }), ['a', 'b', 'c'].map((id) => (id === home ? sat(id) : ep(id))), limited, room);
+      assert.equal(moved.kind, 'admit');
+      if (moved.kind === 'admit') assert.notEqual(ids(moved.attempts)[0], home);
+    });
+
+    it('does the same for a shared assignment and a pinned response', () => {
+      const assigned = profile.schedule(facts({ sessionKey: 'k', assignedEndpoint: 'a' }), [atLimit('a'), ep('b')], limited, room);
+      assert.equal(assigned.kind === 'admit' ? assigned.outcome : assigned.kind, 'assigned');
+      const assignedWaits = profile.schedule(facts({ sessionKey: 'k', assignedEndpoint: 'a' }), [atBound('a'), ep('b')], limited, room);
+      assert.equal(assignedWaits.kind === 'saturated' ? assignedWaits.waitsFor?.id : assignedWaits.kind, 'a');
+      const pinned = profile.schedule(facts({ pinnedEndpoint: 'a' }), [atLimit('a'), ep('b')], limited, room);
+      assert.deepEqual(pinned.kind === 'admit' ? [ids(pinned.attempts), pinned.outcome] : pinned.kind, [['a'], 'pinned']);
+      const pinnedWaits = profile.schedule(facts({ pinnedEndpoint: 'a' }), [atBound('a'), ep('b')], limited, room);
+      assert.equal(pinnedWaits.kind === 'saturated' ? pinnedWaits.waitsFor?.id : pinnedWaits.kind, 'a');
+    });
   });
 });

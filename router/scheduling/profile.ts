@@ -30,7 +30,7 @@ import { SwitchyardError } from '../errors/errors.ts';
 import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
 import { keepPinned } from './filters/response-pin.ts';
 import { keepRoutable } from './filters/routable.ts';
-import { splitSaturated } from './filters/saturation.ts';
+import { splitSaturated, type HomeRoom } from './filters/saturation.ts';
 import type { Pick, Picker, PickContext } from './pick.ts';
 import { ensureUint32 } from './select.ts';
 
@@ -38,8 +38,12 @@ import { ensureUint32 } from './select.ts';
 export type Schedule<T> =
   /** Go ahead: try `attempts` in order (the target, then at most one retry target). */
   | { readonly kind: 'admit'; readonly attempts: readonly T[]; readonly outcome: DecisionOutcome; readonly moved?: AssignmentMove }
-  /** Every candidate is saturated: queue briefly or shed (admission's choice). */
-  | { readonly kind: 'saturated'; readonly candidates: readonly T[] }
+  /**
+   * Every candidate is saturated: queue briefly or shed (admission's choice).
+   * `waitsFor`: the request's own engine holds it back only by its burst
+   * bound, so it waits for that engine rather than moving.
+   */
+  | { readonly kind: 'saturated'; readonly candidates: readonly T[]; readonly waitsFor?: T }
   /** Refused for good: no endpoint serves the model. */
   | { readonly kind: 'reject'; readonly error: SwitchyardError };
 
@@ -53,14 +57,16 @@ class Decision<T extends Candidate> implements PickContext<T> {
   pool!: Uint32Array;
   n = 0;
   saturated!: (candidate: T) => boolean;
+  homeRoom!: (candidate: T) => HomeRoom;
   #meanLoad = -1;
 
-  reset(facts: RequestFacts, candidates: readonly T[], pool: Uint32Array, n: number, saturated: (candidate: T) => boolean): this {
+  reset(facts: RequestFacts, candidates: readonly T[], pool: Uint32Array, n: number, saturated: (candidate: T) => boolean, homeRoom: (candidate: T) => HomeRoom): this {
     this.facts = facts;
     this.candidates = candidates;
     this.pool = pool;
     this.n = n;
     this.saturated = saturated;
+    this.homeRoom = homeRoom;
     this.#meanLoad = -1;
     return this;
   }
@@ -102,44 +108,64 @@ export class SchedulingProfile {
     this.#final = pickers.slice(-1);
   }
 
-  /** Schedules one request over the model's `candidates`; `saturated` is the saturation test for its priority. */
-  schedule<T extends Candidate>(facts: RequestFacts, candidates: readonly T[], saturated: (endpoint: T) => boolean): Schedule<T> {
+  /**
+   * Schedules one request over the model's `candidates`. `saturated` is the
+   * saturation test for its priority (for new work); `homeRoom` says what
+   * the request's own engine (pinned, assigned, or its affinity walk's first
+   * choice) can do for it, by default keep it unless saturated.
+   */
+  schedule<T extends Candidate>(
+    facts: RequestFacts,
+    candidates: readonly T[],
+    saturated: (endpoint: T) => boolean,
+    homeRoom: (endpoint: T) => HomeRoom = (endpoint) => (saturated(endpoint) ? 'move' : 'keep'),
+  ): Schedule<T> {
     const total = candidates.length;
     if (total === 0) return noEndpoint(facts.model);
     const pool = (this.#pool = ensureUint32(this.#pool, total));
     let n = keepRoutable(candidates, pool);
     n = keepPinned(candidates, facts.pinnedEndpoint, pool, n);
     const pinned = facts.pinnedEndpoint !== undefined && (candidates[pool[0] as number] as T).id === facts.pinnedEndpoint;
-    const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated);
-    if (facts.placeSession === true && facts.sessionKey !== undefined && !pinned) {
-      const placed = this.#scheduleByPick(decision, candidates, saturated, pinned, this.#final);
+    if (pinned) {
+      // Only this engine can continue the response: it keeps it, or the request waits or is shed (the pool is this one).
+      const engine = candidates[pool[0] as number] as T;
+      const room = homeRoom(engine);
+      if (room === 'keep') return { kind: 'admit', attempts: [engine], outcome: 'pinned' };
+      return room === 'wait' ? { kind: 'saturated', candidates: [engine], waitsFor: engine } : { kind: 'saturated', candidates: [engine] };
+    }
+    const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated, homeRoom);
+    if (facts.placeSession === true && facts.sessionKey !== undefined) {
+      const placed = this.#scheduleByPick(decision, candidates, saturated, this.#final);
       return placed.kind === 'admit' ? { ...placed, outcome: 'placed' } : placed;
     }
     let moved: AssignmentMove | undefined;
-    if (facts.assignedEndpoint !== undefined && !pinned) {
+    if (facts.assignedEndpoint !== undefined) {
       const assigned = findById(candidates, pool, n, facts.assignedEndpoint);
-      if (assigned !== undefined && !saturated(assigned)) return keepAssigned(assigned, this.#pick(decision, this.#pickers).ordered, saturated);
+      const room = assigned === undefined ? 'move' : homeRoom(assigned);
+      if (assigned !== undefined && room === 'keep') return keepAssigned(assigned, this.#pick(decision, this.#pickers).ordered, saturated);
+      if (assigned !== undefined && room === 'wait') return { kind: 'saturated', candidates: [assigned], waitsFor: assigned };
       moved = assigned !== undefined ? 'saturated' : candidates.some((c) => c.id === facts.assignedEndpoint) ? 'ejected' : 'gone';
     }
-    const schedule = this.#scheduleByPick(decision, candidates, saturated, pinned, this.#pickers);
+    const schedule = this.#scheduleByPick(decision, candidates, saturated, this.#pickers);
     return moved === undefined || schedule.kind !== 'admit' ? schedule : { ...schedule, moved };
   }
 
-  #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pinned: boolean, pickers: readonly Picker[]): Schedule<T> {
+  #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pickers: readonly Picker[]): Schedule<T> {
     const { pool, n } = decision;
     const total = candidates.length;
     const lazy = this.#pick(decision, pickers);
-    const target = lazy.ordered.findIndex((c) => !saturated(c));
+    if (lazy.waitsFor !== undefined) return { kind: 'saturated', candidates: [lazy.waitsFor], waitsFor: lazy.waitsFor };
+    const target = lazy.keepsHome === true ? 0 : lazy.ordered.findIndex((c) => !saturated(c));
     if (target >= 0) {
       const retry = lazy.ordered.find((c, i) => i > target && !saturated(c)) ?? lazy.ordered.find((_, i) => i !== target);
-      return admitted(lazy, target, retry, pinned);
+      return admitted(lazy, target, retry);
     }
     // Every first choice was saturated: filter the whole pool, and pick again among the rest.
     const overflow = (this.#overflow = ensureUint32(this.#overflow, total));
     const kept = splitSaturated(candidates, saturated, pool, n, overflow);
     if (kept === 0) return { kind: 'saturated', candidates: indexed(candidates, overflow, n) };
     const pick = this.#pick(decision.narrow(kept), pickers);
-    return admitted(pick, 0, pick.ordered[1] ?? (candidates[overflow[0] as number] as T), pinned);
+    return admitted(pick, 0, pick.ordered[1] ?? (candidates[overflow[0] as number] as T));
   }
 
   #pick<T extends Candidate>(decision: PickContext<T>, pickers: readonly Picker[]): Pick<T> & { readonly declined: DecisionOutcome | undefined } {
@@ -153,7 +179,7 @@ export class SchedulingProfile {
         declined = picker.declinedOutcome ?? declined;
         continue;
       }
-      return { ordered: pick.ordered, outcome: p === last ? (declined ?? pick.outcome) : pick.outcome, declined };
+      return { ...pick, outcome: p === last ? (declined ?? pick.outcome) : pick.outcome, declined };
     }
     throw new Error(`scheduling profile ${this.name}: its last picker declined`);
   }
@@ -174,9 +200,9 @@ function keepAssigned<T>(assigned: T, ordered: readonly T[], saturated: (endpoin
   return { kind: 'admit', attempts: retry === undefined ? [assigned] : [assigned, retry], outcome: 'assigned' };
 }
 
-function admitted<T>(pick: Pick<T>, target: number, retry: T | undefined, pinned: boolean): Schedule<T> {
+function admitted<T>(pick: Pick<T>, target: number, retry: T | undefined): Schedule<T> {
   const first = pick.ordered[target] as T;
-  return { kind: 'admit', attempts: retry === undefined ? [first] : [first, retry], outcome: pinned ? 'pinned' : pick.outcome };
+  return { kind: 'admit', attempts: retry === undefined ? [first] : [first, retry], outcome: pick.outcome };
 }
 
 function indexed<T>(candidates: readonly T[], indices: Uint32Array, count: number): T[] {

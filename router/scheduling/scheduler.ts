@@ -6,7 +6,7 @@
  * request each time load changes.
  */
 import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
-import { isSaturated, type SaturationThresholds } from './filters/saturation.ts';
+import { homeRoom, isSaturated, type HomeRoom, type SaturationThresholds } from './filters/saturation.ts';
 import type { ProfileRegistry } from './presets.ts';
 import type { Priority } from './priority.ts';
 import type { Schedule } from './profile.ts';
@@ -32,6 +32,7 @@ export interface SchedulerDeps<T> {
 export class Scheduler<T extends Candidate> {
   readonly #deps: SchedulerDeps<T>;
   readonly #saturated: Readonly<Record<Priority, (endpoint: T) => boolean>>;
+  readonly #homeRoom: Readonly<Record<Priority, (endpoint: T) => HomeRoom>>;
 
   constructor(deps: SchedulerDeps<T>) {
     this.#deps = deps;
@@ -40,6 +41,11 @@ export class Scheduler<T extends Candidate> {
       normal: (endpoint) => isSaturated(endpoint, deps.thresholds, 'normal'),
       low: (endpoint) => isSaturated(endpoint, deps.thresholds, 'low'),
     };
+    this.#homeRoom = {
+      high: (endpoint) => homeRoom(endpoint, deps.thresholds, 'high'),
+      normal: (endpoint) => homeRoom(endpoint, deps.thresholds, 'normal'),
+      low: (endpoint) => homeRoom(endpoint, deps.thresholds, 'low'),
+    };
   }
 
   /** Which endpoints to try for the request, or that every candidate is saturated, or that none serves the model. */
@@ -47,7 +53,7 @@ export class Scheduler<T extends Candidate> {
     const deps = this.#deps;
     deps.view.tick();
     const profile = deps.profiles.forModel(facts.model);
-    const schedule = profile.schedule(facts, deps.view.candidates(facts.model), this.#saturated[priority]);
+    const schedule = profile.schedule(facts, deps.view.candidates(facts.model), this.#saturated[priority], this.#homeRoom[priority]);
     if (schedule.kind === 'admit') {
       deps.countDecision(profile.name, schedule.outcome);
       if (schedule.moved !== undefined) deps.countMove?.(schedule.moved);

@@ -38,7 +38,7 @@ export function prefixFacts(conversation: number, group: number, extra: Partial<
 export function contextOf<T extends Candidate>(candidates: readonly T[], requestFacts: RequestFacts = facts()): PickContext<T> {
   const pool = Uint32Array.from(candidates.keys());
   const meanLoad = candidates.reduce((sum, c) => sum + c.loadScore, 0) / Math.max(1, candidates.length);
-  return { facts: requestFacts, candidates, pool, n: candidates.length, meanLoad, saturated: () => false };
+  return { facts: requestFacts, candidates, pool, n: candidates.length, meanLoad, saturated: () => false, homeRoom: () => 'keep' };
 }
 
 /** A deterministic Random (Park-Miller). */
