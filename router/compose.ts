@@ -53,6 +53,7 @@ import { trustedProxies } from './server/trusted-proxies.ts';
 import { SharedStateMetrics } from './metrics/shared-state-metrics.ts';
 import { FleetLoad } from './state/fleet-load.ts';
 import { newReplicaId } from './state/fleet-membership.ts';
+import { FleetSafeStart } from './state/fleet-safe-start.ts';
 import { createRedisClient, redisConfigured } from './state/redis-client.ts';
 import { SessionAssignments } from './state/session-assignments.ts';
 import { SharedStore } from './state/shared-store.ts';
@@ -331,6 +332,7 @@ export class Router {
     this.#apiKeys?.start(this.config.auth.reloadIntervalMs);
     this.#quotas?.start();
     this.#shared?.fleet.start();
+    this.#shared?.safeStart?.start();
     this.#lag.start();
     try {
       const admin = await bindOrExplain('admin', this.config.adminListen, () => this.#admin.start());
@@ -363,6 +365,7 @@ export class Router {
     this.#apiKeys?.stop();
     this.#quotas?.stop();
     this.#shared?.fleet.stop();
+    this.#shared?.safeStart?.stop();
     this.#lag.stop();
     this.#shedLog.stop();
     await this.#allowList.stop();
@@ -370,10 +373,19 @@ export class Router {
   }
 }
 
+/**
+ * The safe start is shared every this many fleet-load publishes: limits move
+ * at scrapes (a second apart by default), so sharing them as often as the
+ * in-flight counts would only double the Redis traffic.
+ */
+const SAFE_START_SHARE_INTERVALS = 4;
+
 /** Redis and what the replicas share through it. */
 interface SharedState {
   readonly store: SharedStore;
   readonly fleet: FleetLoad;
+  /** Undefined with the safe start off. */
+  readonly safeStart: FleetSafeStart | undefined;
   readonly sessions: SessionAssignments;
 }
 
@@ -400,9 +412,11 @@ function sharedState(config: Config, view: LoadView, metrics: SharedStateMetrics
       },
     },
   );
-  const fleet = new FleetLoad(store, view, { replicaId: newReplicaId(), publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs });
+  const replicaId = newReplicaId();
+  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs });
+  const safeStart = config.load.safeStart.enabled ? new FleetSafeStart(store, view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs }) : undefined;
   const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result));
-  return { store, fleet, sessions };
+  return { store, fleet, safeStart, sessions };
 }
 
 /** Tenant quotas: shared through Redis when it is configured, local and in full otherwise. */

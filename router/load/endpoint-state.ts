@@ -17,7 +17,7 @@ import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSetting
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
-import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
+import { SafeStartLimit, type FleetSafeStartRecord, type SafeStartSettings } from './safe-start.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
 export const UPSTREAM_FAILURE_KINDS = ['connect', 'reset', 'timeout', 'midstream', 'status_5xx'] as const;
@@ -51,7 +51,7 @@ export interface LoadClockAndSettings {
 }
 
 /** What others may read of the safe-start limit (its inputs come only through the state). */
-export type SafeStartReadout = Pick<SafeStartLimit, 'value' | 'phase' | 'status' | 'burstBound'>;
+export type SafeStartReadout = Pick<SafeStartLimit, 'value' | 'exact' | 'phase' | 'status' | 'burstBound'>;
 
 /** Weight of the newest outcome in the error-rate moving average. */
 const ERROR_RATE_ALPHA = 0.1;
@@ -461,6 +461,23 @@ export class EndpointState {
    */
   get concurrencyLimit(): number | undefined {
     return this.#endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
+  }
+
+  /** What this replica shares of the endpoint's safe start with the fleet; undefined when no limit applies (capacity configured, safe start off). */
+  get safeStartRecord(): { readonly limit: number; readonly learnedCapacity: number | undefined } | undefined {
+    if (this.#safeStart === undefined || this.#endpoint.capacity !== undefined) return undefined;
+    return { limit: this.#safeStart.exact, learnedCapacity: this.#learnedCapacity };
+  }
+
+  /** The other live replicas' safe start for this endpoint (see router/state/fleet-safe-start.ts): adopt their capacity, share their limit. */
+  shareSafeStart(record: FleetSafeStartRecord): void {
+    if (this.#safeStart === undefined || this.#endpoint.capacity !== undefined) return;
+    if (record.learnedCapacity !== undefined && record.learnedCapacity > (this.#learnedCapacity ?? 0)) {
+      this.#learnedCapacity = record.learnedCapacity;
+      this.#safeStart.capacityLearnedByFleet();
+      this.#version++;
+    }
+    this.#safeStart.shareWithFleet(record.limits, record.replicas);
   }
 
   /**

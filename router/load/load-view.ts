@@ -8,7 +8,7 @@ import type { EndpointSet } from '../../discovery/endpoint.ts';
 import type { EjectionSettings } from './ejection.ts';
 import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
-import type { SafeStartSettings } from './safe-start.ts';
+import type { FleetSafeStartRecord, SafeStartSettings } from './safe-start.ts';
 
 export { EndpointState, UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from './endpoint-state.ts';
 
@@ -183,6 +183,18 @@ export class LoadView {
     for (const state of this.#states.values()) {
       if (others === undefined) state.forgetFleet();
       else state.fleetInFlight(others.get(state.id) ?? 0);
+    }
+  }
+
+  /**
+   * The other live replicas' safe-start records per endpoint id (see
+   * router/state/fleet-safe-start.ts); endpoints it does not name are known
+   * to no other replica and keep this replica's own.
+   */
+  fleetSafeStart(records: ReadonlyMap<string, FleetSafeStartRecord>): void {
+    for (const state of this.#states.values()) {
+      const record = records.get(state.id);
+      if (record !== undefined) state.shareSafeStart(record);
     }
   }
 

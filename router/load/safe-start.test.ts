@@ -190,6 +190,35 @@ describe('safe start limit', () => {
     assert.equal(limit.value, 10);
   });
 
+  it('with the replica count known, takes its share of what a scrape shows the engine running without a queue (a replica joining a busy fleet)', () => {
+    const joiner = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    joiner.scraped(0, 60, 0, undefined, 0);
+    assert.equal(joiner.value, 20);
+    assert.equal(joiner.burstBound, 20 + SETTINGS.queueBudget);
+    // Unknown count: only its own requests are evidence.
+    const alone = new SafeStartLimit(SETTINGS);
+    alone.scraped(0, 60, 0, undefined, 0);
+    assert.equal(alone.value, 4);
+    // Three fresh replicas at their first limit see each other's: none takes more than its own.
+    const fresh = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    assert.equal(busy(fresh, 0, 12, 4), 4);
+    // A queue is no room: nothing is taken from it.
+    const queued = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    queued.scraped(2, 60, 0, undefined, 0);
+    assert.equal(queued.value, 4);
+  });
+
+  it('keeps a request that belongs to the engine up to the burst bound: the room seen of its own requests, at least the limit, plus the queue budget', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    assert.equal(limit.burstBound, 4 + SETTINGS.queueBudget);
+    // Its own 9 requests ran without a queue (sessions above the limit): the bound follows.
+    limit.scraped(0, 9, 9, undefined, 9);
+    assert.equal(limit.burstBound, Math.max(limit.value, 9) + SETTINGS.queueBudget);
+    // Handed over: the engine's own queue decides.
+    limit.scraped(3, 12, 12, 12, 15);
+    assert.equal(limit.burstBound, undefined);
+  });
+
   it('grows by completions when the engine cannot be scraped', () => {
     const limit = new SafeStartLimit(SETTINGS);
     fill(limit);

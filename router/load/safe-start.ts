@@ -59,6 +59,8 @@ export interface SafeStartSettings {
   readonly queueBudget: number;
   /** A stream's time to first byte above this multiple of the engine's unloaded value means the engine fell behind (> 1). */
   readonly ttfbTolerance: number;
+  /** Router replicas sharing the engines without shared state (configured; ≥ 1); undefined: unknown. */
+  readonly replicas?: number | undefined;
 }
 
 /**
@@ -79,6 +81,16 @@ export interface SafeStartStatus {
   readonly ttfbBaselineMs: number | null;
   /** Median of the last few streams' time to first byte (ms), once seen. */
   readonly ttfbRecentMs: number | null;
+}
+
+/** What the other live replicas hold of one engine's safe start, read from the shared state (router/state/fleet-safe-start.ts). */
+export interface FleetSafeStartRecord {
+  /** Sum of their limits (requests, may be fractional). */
+  readonly limits: number;
+  /** How many of them hold a limit for the engine (≥ 1). */
+  readonly replicas: number;
+  /** The largest capacity any of them learned, if any. */
+  readonly learnedCapacity: number | undefined;
 }
 
 /** Never below this: an engine always gets one request. */
@@ -131,6 +143,31 @@ export class SafeStartLimit {
   /** The limit now (whole requests, ≥ 1). */
   get value(): number {
     return Math.max(MIN_LIMIT, Math.floor(this.#limit));
+  }
+
+  /** The limit before rounding (requests, ≥ 1): what the fleet sums, so shares do not lose fractions round after round. */
+  get exact(): number {
+    return Math.max(MIN_LIMIT, this.#limit);
+  }
+
+  /**
+   * The other live replicas hold `limits` in all for this engine, `replicas`
+   * of them: take at least the share of that sum this replica would have
+   * if it were split over all of them and this one. A replica that joins a
+   * warm fleet starts from the fleet's record, a third of it in a fleet of
+   * two; the warm ones keep theirs, and their traffic shrinks as the
+   * Service spreads over one more. Never lowers the limit: sharing by
+   * averaging both ways drifts upwards when the replicas read each other's
+   * figures a round apart, and an even share of fresh replicas' first limits
+   * is the first limit, so N fresh replicas never multiply a burst.
+   */
+  shareWithFleet(limits: number, replicas: number): void {
+    this.#limit = Math.max(this.#limit, limits / (replicas + 1));
+  }
+
+  /** Another replica saw the engine full: its capacity is known, as if this replica had seen the queue. */
+  capacityLearnedByFleet(): void {
+    this.#phase = 'learned';
   }
 
   get phase(): SafeStartPhase {
@@ -212,8 +249,15 @@ export class SafeStartLimit {
     // not use the whole limit says nothing either way.
     if (waiting > 0) this.#quietScrapes = 0;
     else if (own <= total && this.#reached) this.#quietScrapes += this.#idleBefore && own === total ? QUIET_SCRAPES : 1;
-    // Running without a queue is room the engine has shown: work that belongs there may use it.
-    if (waiting === 0 && own <= total) this.#roomSeen = Math.max(this.#roomSeen, own);
+    // Running without a queue is room the engine has shown: work that belongs there may use it. With
+    // the replica count known, this replica's share of all the engine ran is room too, so a replica
+    // that joins a busy fleet starts at its share instead of at the first limit; N fresh replicas
+    // each see the others' first limits and take no more than their own.
+    if (waiting === 0) {
+      const fleetShare = this.#settings.replicas === undefined ? 0 : Math.floor(running / this.#settings.replicas);
+      this.#roomSeen = Math.max(this.#roomSeen, own <= total ? own : 0, fleetShare);
+      if (this.#phase !== 'learned') this.#limit = Math.max(this.#limit, fleetShare);
+    }
     // An engine that ran only this replica's requests, below its limit, and now runs only its
     // requests at the limit without a queue needs no second look.
     this.#idleBefore = waiting === 0 && own === total && !this.#reached;
