@@ -416,7 +416,7 @@ export class EndpointState {
     // ones the engine's count was taken to include: with others sending unseen that split can be
     // wrong, and the limit grows from this share (three cold replicas overfilled 8-slot engines'
     // queues to 6-9 of a budget of 5 in `bench cold-start` when it included them).
-    this.#safeStart?.scraped(waiting, running, surelyCounted, this.#learnedCapacity, this.#inFlight);
+    this.#safeStart?.scraped(waiting, running, surelyCounted, this.#learnedCapacity, this.#inFlight, this.#sentTotal);
   }
 
   /** The last scrape is missing or older than the max age: routing uses in-flight counts. */

@@ -164,30 +164,47 @@ describe('safe start limit', () => {
     assert.equal(limit.value, 8, 'one of 8 open: nothing learned');
   });
 
-  it('backs off once per window when most recent streams start late, then grows only at scrapes', () => {
+  it('backs off at the next scrape when most recent streams start late and still do then, once per window, then grows only at scrapes', () => {
     const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 16 });
     const inFlight = fill(limit);
     let token = 0;
     for (; token < 5; token++) limit.firstByte(token, 100, inFlight, 16);
     assert.equal(limit.value, 21, 'five fast starts');
     limit.firstByte(token++, 900, inFlight, 22);
+    limit.scraped(0, 5, 0, undefined, inFlight, 22);
     assert.equal(limit.value, 21, 'one slow stream (a long prompt) is no queue');
     limit.firstByte(token++, 900, inFlight, 22);
     limit.firstByte(token++, 900, inFlight, 22);
-    assert.equal(limit.value, 10, 'most of the last five late (threshold 2 x 100 + 50 ms): halve');
+    assert.equal(limit.value, 21, 'most of the last five late (threshold 2 x 100 + 50 ms): not yet, a busy host slows them for a moment');
+    limit.scraped(0, 5, 0, undefined, inFlight, 22);
+    assert.equal(limit.value, 10, 'still late at the next scrape: halve');
     assert.equal(limit.phase, 'probing');
     limit.firstByte(token, 900, inFlight, 22);
+    limit.scraped(0, 5, 0, undefined, inFlight, 30);
     assert.equal(limit.value, 10, 'requests sent before the backoff do not count again');
     limit.firstByte(22, 900, inFlight, 30);
+    limit.scraped(0, 5, 0, undefined, inFlight, 30);
     assert.equal(limit.value, 5, 'one sent after it does');
     fill(limit, 0);
-    limit.scraped(0, 5, 5, undefined, 5);
+    limit.scraped(0, 5, 5, undefined, 5, 30);
     assert.equal(limit.value, 5, 'no growth while streams still start late');
     for (let i = 0; i < 5; i++) limit.firstByte(30 + i, 100, 5, 40);
     assert.equal(limit.value, 5, 'fast starts no longer add one each');
     fill(limit, 0);
-    limit.scraped(0, 5, 5, undefined, 5);
+    limit.scraped(0, 5, 5, undefined, 5, 40);
     assert.equal(limit.value, 10);
+  });
+
+  it('does not back off when late first bytes recover before the next scrape (the host was busy, not the engine)', () => {
+    const limit = new SafeStartLimit({ ...SETTINGS, initialLimit: 16 });
+    const inFlight = fill(limit);
+    let token = 0;
+    for (; token < 5; token++) limit.firstByte(token, 100, inFlight, 16);
+    for (let i = 0; i < 3; i++) limit.firstByte(token++, 900, inFlight, 22);
+    for (let i = 0; i < 5; i++) limit.firstByte(token++, 100, inFlight, 22);
+    limit.scraped(0, 5, 0, undefined, inFlight, 30);
+    assert.ok(limit.value >= 21, `kept ${limit.value}`);
+    assert.equal(limit.phase, 'slow-start');
   });
 
   it('with the replica count known, takes its share of what a scrape shows the engine running without a queue (a replica joining a busy fleet)', () => {

@@ -132,6 +132,8 @@ export class SafeStartLimit {
   #backoffBefore = 0;
   /** Requests that succeeded since the last scrape. */
   #succeededSinceScrape = 0;
+  /** Most recent streams started late: halve at the next scrape if they still do. */
+  #lateArmed = false;
   /** Most of this replica's requests a scrape has seen the engine run without a queue: room proven by evidence. */
   #roomSeen = 0;
 
@@ -205,11 +207,11 @@ export class SafeStartLimit {
     this.#ttfb.observe(ttfbMs);
     if (this.#phase === 'learned') return;
     if (ttfbMs > this.#threshold()) {
-      // One slow stream (a long prompt) is no queue; most of the last few being slow is.
-      if (token < this.#backoffBefore || this.#ttfbOk()) return;
-      this.#limit = Math.max(MIN_LIMIT, this.#limit * BACKOFF);
-      this.#backoffBefore = nextToken;
-      this.#phase = 'probing';
+      // One slow stream (a long prompt) is no queue; most of the last few being slow may be. The
+      // backoff waits for the next scrape: first bytes that are late for a moment (the host's or
+      // the router's own CPU busy with a connection ramp) halved the limit of idle engines, and
+      // a joining replica took twice as long as the warm ones at p99.
+      if (token >= this.#backoffBefore && !this.#ttfbOk()) this.#lateArmed = true;
       return;
     }
     // An engine that answers a stream this fast had a free batch slot for it.
@@ -230,9 +232,21 @@ export class SafeStartLimit {
    * A scrape arrived: the engine had `waiting` + `running` requests, `own` of
    * them surely this replica's (sent before the scrape began). `open` is
    * what this replica has open to the engine now. `learnedCapacity` is the
-   * load view's (after this scrape), if any.
+   * load view's (after this scrape), if any. `nextToken` is the number the
+   * next request will get (late first bytes of earlier ones do not count
+   * again after a backoff).
    */
-  scraped(waiting: number, running: number, own: number, learnedCapacity: number | undefined, open: number): void {
+  scraped(waiting: number, running: number, own: number, learnedCapacity: number | undefined, open: number, nextToken = 0): void {
+    if (this.#lateArmed) {
+      this.#lateArmed = false;
+      // Late for a whole scrape interval, and no queue shown (which would have cut already): the
+      // engine fell behind in a way its slot counts do not show (a prefill backlog).
+      if (waiting === 0 && this.#phase !== 'learned' && !this.#ttfbOk()) {
+        this.#limit = Math.max(MIN_LIMIT, this.#limit * BACKOFF);
+        this.#backoffBefore = nextToken;
+        this.#phase = 'probing';
+      }
+    }
     const total = waiting + running;
     const share = total > 0 ? Math.min(1, own / total) : 1;
     const budget = this.#settings.queueBudget;
