@@ -248,7 +248,7 @@ export class EndpointState {
 
   /** The first response byte of stream `token` arrived `ttfbMs` after it was sent: how fast the engine starts new work. */
   firstByte(token: number, ttfbMs: number): void {
-    this.#safeStart?.firstByte(token, ttfbMs, this.#inFlight, this.#sentTotal);
+    this.#safeStart?.firstByte(token, ttfbMs, this.#inFlight);
   }
 
   /**

@@ -200,10 +200,9 @@ export class SafeStartLimit {
 
   /**
    * A stream's first byte came `ttfbMs` after it was sent. `token` numbers
-   * the request (the load view's send counter), `nextToken` is the number the
-   * next request will get, `inFlight` the requests open now.
+   * the request (the load view's send counter), `inFlight` the requests open now.
    */
-  firstByte(token: number, ttfbMs: number, inFlight: number, nextToken: number): void {
+  firstByte(token: number, ttfbMs: number, inFlight: number): void {
     this.#ttfb.observe(ttfbMs);
     if (this.#phase === 'learned') return;
     if (ttfbMs > this.#threshold()) {
