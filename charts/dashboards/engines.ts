@@ -100,11 +100,20 @@ const routerView: RowSpec = {
       title: 'Ejected, stale, not routable',
       description: 'Per engine: ejected by any replica; load scrape stale on any replica; not routable (not ready, draining, or no known model) on any replica.',
       unit: 'short',
-      width: 24,
       queries: [
         { expr: perBackend('max', 'switchyard_backend_ejected'), legend: '{{backend}} ejected' },
         { expr: perBackend('max', 'switchyard_backend_scrape_stale'), legend: '{{backend}} stale scrape' },
         { expr: `1 - ${perBackend('min', 'switchyard_backend_routable')}`, legend: '{{backend}} not routable' },
+      ],
+    },
+    {
+      title: 'Safe start: limit and phase per engine',
+      description:
+        "For engines of unknown capacity: the safe-start limit on the requests a replica keeps open (the highest replica's) and its phase on the least advanced replica (0 slow start, 1 probing after a backoff, 2 learned from a queue). After a rollout the limit should climb within a few scrape intervals; a replica that joins with Redis starts at its share of the fleet's. /debug/endpoints says which evidence last moved it. No series once capacity is configured.",
+      unit: 'short',
+      queries: [
+        { expr: perBackend('max', 'switchyard_backend_concurrency_limit'), legend: '{{backend}} limit (highest replica)' },
+        { expr: perBackend('min', 'switchyard_backend_safe_start_phase'), legend: '{{backend}} phase' },
       ],
     },
   ],

@@ -44,8 +44,13 @@ describe('cold start: engines of unknown capacity', () => {
     assert.deepEqual([...statuses.keys()].sort(), [200, 429], 'the rest is shed with 429, nothing fails');
     const metrics = await (await fetch(`${fleet.admin}/metrics`)).text();
     assert.match(metrics, /^switchyard_backend_concurrency_limit\{backend="[^"]+"\} \d+$/m);
-    const debug = (await (await fetch(`${fleet.admin}/debug/endpoints`)).json()) as { endpoints: { load: { safeStart: { limit: number; phase: string } | null } }[] };
-    for (const endpoint of debug.endpoints) assert.equal(endpoint.load.safeStart?.phase, 'learned', 'the queue the burst caused handed over to learned capacity');
+    // Phase 2 (learned) on every engine, and the debug view says why: the queue the burst caused.
+    assert.equal(metrics.match(/^switchyard_backend_safe_start_phase\{backend="[^"]+"\} 2$/gm)?.length, 2);
+    const debug = (await (await fetch(`${fleet.admin}/debug/endpoints`)).json()) as { endpoints: { load: { safeStart: { limit: number; phase: string; reason: string } | null } }[] };
+    for (const endpoint of debug.endpoints) {
+      assert.equal(endpoint.load.safeStart?.phase, 'learned', 'the queue the burst caused handed over to learned capacity');
+      assert.equal(endpoint.load.safeStart?.reason, 'queue');
+    }
   });
 });
 

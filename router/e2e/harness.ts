@@ -102,6 +102,18 @@ export async function startFleet(engines: SimOptions[], flags: string[] = [], ex
   };
 }
 
+/**
+ * Waits until the router at `admin` reports its shared state (Redis) up on
+ * /readyz: before that it routes on its own state alone (a degraded start).
+ */
+export async function waitForSharedStateUp(admin: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (((await (await fetch(`${admin}/readyz`)).json()) as { sharedState?: string }).sharedState !== 'up') {
+    if (Date.now() > deadline) throw new Error('shared state not up in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Polls `condition` every 10 ms until true, failing after `timeoutMs`. */
 export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,14 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../state/test/redis-server.ts';
-import { postJson, servedBy, startRouter, waitFor, type StartedRouter } from './harness.ts';
+import { postJson, servedBy, startRouter, waitFor, waitForSharedStateUp, type StartedRouter } from './harness.ts';
 
 const MODEL = 'shared-model';
 
 type Replica = StartedRouter;
 
-function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
-  return startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
+/** Starts a replica and waits until its shared state is up (a replica still connecting routes on its own state alone). */
+async function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
+  const replica = await startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
+  await waitForSharedStateUp(replica.admin);
+  return replica;
 }
 
 function chat(base: string, id: string, headers: Record<string, string> = {}) {

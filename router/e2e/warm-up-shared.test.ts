@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../state/test/redis-server.ts';
-import { postJson, servedBy, startRouter, type StartedRouter } from './harness.ts';
+import { postJson, servedBy, startRouter, waitForSharedStateUp, type StartedRouter } from './harness.ts';
 
 const MODEL = 'shared-warm-model';
 const SESSIONS = 60;
@@ -39,9 +39,15 @@ describe('warm-up keeps shared sessions home (fresh replicas, one Redis, default
     await redis.stop();
   });
 
+  /**
+   * Starts a replica and waits until its shared state is up, as a rollout's new pod is connected
+   * before its first request: before that it routes sessions by rendezvous hashing alone (a
+   * degraded start), which is not what this test measures.
+   */
   const replica = async (known: readonly EngineSimulator[]) => {
     const started = await startRouter([...known.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url], known.length);
     replicas.push(started);
+    await waitForSharedStateUp(started.admin);
     return started;
   };
 

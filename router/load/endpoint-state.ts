@@ -17,7 +17,7 @@ import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSetting
 import type { ModelGauges } from './exposition-scanner.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
-import { SafeStartLimit, type FleetSafeStartRecord, type SafeStartSettings } from './safe-start.ts';
+import { SafeStartLimit, type FleetSafeStartRecord, type SafeStartPhase, type SafeStartSettings } from './safe-start.ts';
 
 /** Upstream failure kinds the proxy reports; also the metric label values. */
 export const UPSTREAM_FAILURE_KINDS = ['connect', 'reset', 'timeout', 'midstream', 'status_5xx'] as const;
@@ -461,6 +461,11 @@ export class EndpointState {
    */
   get concurrencyLimit(): number | undefined {
     return this.#endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
+  }
+
+  /** Where the safe-start limit is while it is in force (no configured capacity); undefined otherwise. */
+  get safeStartPhase(): SafeStartPhase | undefined {
+    return this.#endpoint.capacity === undefined ? this.#safeStart?.phase : undefined;
   }
 
   /** What this replica shares of the endpoint's safe start with the fleet; undefined when no limit applies (capacity configured, safe start off). */

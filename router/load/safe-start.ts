@@ -71,8 +71,21 @@ export interface SafeStartSettings {
  */
 export type SafeStartPhase = 'slow-start' | 'probing' | 'learned';
 
+/**
+ * Which evidence last moved the limit: a fast stream start (`first-byte`), a
+ * scrape without a queue after the limit was in use (`quiet-scrape`), this
+ * replica's share of what the engine ran (`replica-share`) or of the fleet's
+ * limits (`fleet-share`), a capacity another replica learned
+ * (`fleet-capacity`), completions of an engine that cannot be scraped
+ * (`completions`); or cut it: a queue (`queue`), first bytes still late at a
+ * scrape (`late-first-bytes`). `initial` until then.
+ */
+export type SafeStartReason = 'initial' | 'first-byte' | 'quiet-scrape' | 'replica-share' | 'fleet-share' | 'fleet-capacity' | 'completions' | 'queue' | 'late-first-bytes';
+
 /** What `/debug/endpoints` shows of the limit. */
 export interface SafeStartStatus {
+  /** Which evidence last moved the limit (or handed it over). */
+  readonly reason: SafeStartReason;
   readonly limit: number;
   /** Requests a session's or pinned response's engine may still take above the limit ({@link SafeStartLimit.burstBound}); null once learned. */
   readonly burstBound: number | null;
@@ -120,6 +133,7 @@ export class SafeStartLimit {
   readonly #settings: SafeStartSettings;
   #limit: number;
   #phase: SafeStartPhase = 'slow-start';
+  #reason: SafeStartReason = 'initial';
   /** This replica reached the limit since the last scrape: growing is warranted only then. */
   #reached = false;
   /** Scrapes in a row, up to now, without a queue after intervals that used the whole limit. */
@@ -164,12 +178,13 @@ export class SafeStartLimit {
    * is the first limit, so N fresh replicas never multiply a burst.
    */
   shareWithFleet(limits: number, replicas: number): void {
-    this.#limit = Math.max(this.#limit, limits / (replicas + 1));
+    this.#move(Math.max(this.#limit, limits / (replicas + 1)), 'fleet-share');
   }
 
   /** Another replica saw the engine full: its capacity is known, as if this replica had seen the queue. */
   capacityLearnedByFleet(): void {
     this.#phase = 'learned';
+    this.#reason = 'fleet-capacity';
   }
 
   get phase(): SafeStartPhase {
@@ -190,7 +205,7 @@ export class SafeStartLimit {
   }
 
   get status(): SafeStartStatus {
-    return { limit: this.value, burstBound: this.burstBound ?? null, phase: this.#phase, ttfbBaselineMs: this.#ttfb.baselineMs ?? null, ttfbRecentMs: this.#ttfb.recentMs ?? null };
+    return { limit: this.value, burstBound: this.burstBound ?? null, phase: this.#phase, reason: this.#reason, ttfbBaselineMs: this.#ttfb.baselineMs ?? null, ttfbRecentMs: this.#ttfb.recentMs ?? null };
   }
 
   /** A request was sent; `inFlight` counts it. */
@@ -214,7 +229,7 @@ export class SafeStartLimit {
       return;
     }
     // An engine that answers a stream this fast had a free batch slot for it.
-    if (this.#phase === 'slow-start' && this.#busy(inFlight)) this.#limit += 1;
+    if (this.#phase === 'slow-start' && this.#busy(inFlight)) this.#move(this.#limit + 1, 'first-byte');
   }
 
   /**
@@ -224,7 +239,7 @@ export class SafeStartLimit {
    */
   completed(inFlight: number, succeeded: boolean, unscraped: boolean): void {
     if (succeeded) this.#succeededSinceScrape++;
-    if (unscraped && succeeded && this.#phase !== 'learned' && this.#busy(inFlight + 1) && this.#ttfbOk()) this.#limit += 1;
+    if (unscraped && succeeded && this.#phase !== 'learned' && this.#busy(inFlight + 1) && this.#ttfbOk()) this.#move(this.#limit + 1, 'completions');
   }
 
   /**
@@ -241,7 +256,7 @@ export class SafeStartLimit {
       // Late for a whole scrape interval, and no queue shown (which would have cut already): the
       // engine fell behind in a way its slot counts do not show (a prefill backlog).
       if (waiting === 0 && this.#phase !== 'learned' && !this.#ttfbOk()) {
-        this.#limit = Math.max(MIN_LIMIT, this.#limit * BACKOFF);
+        this.#move(Math.max(MIN_LIMIT, this.#limit * BACKOFF), 'late-first-bytes');
         this.#backoffBefore = nextToken;
         this.#phase = 'probing';
       }
@@ -256,6 +271,7 @@ export class SafeStartLimit {
       this.#phase = 'learned';
       const whole = running + budget;
       this.#limit = Math.max(MIN_LIMIT, Math.min(this.#limit, own > 0 ? whole * share : whole));
+      this.#reason = 'queue';
     }
     // A queue ends a quiet spell. A scrape that shows fewer requests than this replica has counted
     // at the engine (some are finished, their answers on the way) or follows an interval that did
@@ -269,7 +285,7 @@ export class SafeStartLimit {
     if (waiting === 0) {
       const fleetShare = this.#settings.replicas === undefined ? 0 : Math.floor(running / this.#settings.replicas);
       this.#roomSeen = Math.max(this.#roomSeen, own <= total ? own : 0, fleetShare);
-      if (this.#phase !== 'learned') this.#limit = Math.max(this.#limit, fleetShare);
+      if (this.#phase !== 'learned') this.#move(Math.max(this.#limit, fleetShare), 'replica-share');
     }
     // An engine that ran only this replica's requests, below its limit, and now runs only its
     // requests at the limit without a queue needs no second look.
@@ -290,15 +306,23 @@ export class SafeStartLimit {
       // 8 slots + 5 queued on 0.3 s engines sharing a starved process).
       const onTheWire = own <= total && total < open && this.#succeededSinceScrape >= FAST_TURNOVER * this.#limit;
       const base = onTheWire ? this.#limit : Math.min(this.#limit, total * share);
-      this.#limit =
+      const grown =
         learnedCapacity === undefined
           ? Math.max(this.#limit, base * GROWTH, base + budget * share)
           : // Known capacity: step by this replica's share of the budget, up to its share of capacity + budget.
             Math.max(this.#limit, Math.min(base + budget * share, (learnedCapacity + budget) * share));
+      this.#move(grown, 'quiet-scrape');
     }
     if (learnedCapacity !== undefined) this.#phase = 'learned';
     this.#reached = false;
     this.#succeededSinceScrape = 0;
+  }
+
+  /** Sets the limit to `limit`; a change records `reason`. */
+  #move(limit: number, reason: SafeStartReason): void {
+    if (limit === this.#limit) return;
+    this.#limit = limit;
+    this.#reason = reason;
   }
 
   /** At least half the limit is in use: otherwise the traffic, not the engine, is what limits, and nothing was learned. */

@@ -54,6 +54,8 @@ export interface BackendGauges {
   readonly ejected: boolean;
   /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
   readonly concurrencyLimit?: number | undefined;
+  /** Where the safe-start limit is (unknown capacity only); undefined: none. */
+  readonly safeStartPhase?: 'slow-start' | 'probing' | 'learned' | undefined;
   /** Ms since the last successful scrape (since joining while none succeeded); undefined: no series. */
   readonly scrapeAgeMs?: number | undefined;
   /** Ready, not draining, and serving a known model (ejection aside); undefined: no series. */
@@ -85,6 +87,9 @@ interface BackendGaugeSpec {
   readonly value: (b: BackendGauges) => number | undefined;
 }
 
+/** The safe-start phases in the order of their gauge values. */
+const SAFE_START_PHASES = ['slow-start', 'probing', 'learned'] as const;
+
 const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
   { name: 'switchyard_backend_in_flight_requests', help: 'Requests the router has open to each endpoint.', value: (b) => b.inFlight },
   { name: 'switchyard_backend_engine_waiting_requests', help: "The engine's vllm:num_requests_waiting at the last successful scrape (summed over models and engines).", value: (b) => b.scraped?.waiting },
@@ -98,6 +103,11 @@ const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
     name: 'switchyard_backend_concurrency_limit',
     help: 'Safe-start limit on the requests this router keeps open to an endpoint of unknown capacity (no series once capacity is configured or the safe start is off).',
     value: (b) => b.concurrencyLimit,
+  },
+  {
+    name: 'switchyard_backend_safe_start_phase',
+    help: "Where the safe-start limit of an endpoint of unknown capacity is: 0 slow start (grows on fast stream starts and quiet scrapes), 1 probing (after a backoff: grows at scrapes only), 2 learned (a queue showed its capacity); no series once capacity is configured or the safe start is off. /debug/endpoints says which evidence last moved the limit.",
+    value: (b) => (b.safeStartPhase === undefined ? undefined : SAFE_START_PHASES.indexOf(b.safeStartPhase)),
   },
   {
     name: 'switchyard_backend_scrape_age_seconds',

@@ -71,12 +71,13 @@ const API_KEYS_FILE = [
   '',
 ].join('\n');
 
-const ENGINES: readonly { readonly name: string; readonly model: string; readonly maxSeqs: number }[] = [
+const ENGINES: readonly { readonly name: string; readonly model: string; readonly maxSeqs: number; readonly capacityUnknown?: true }[] = [
   { name: 'a1', model: 'm-alpha', maxSeqs: 32 },
   { name: 'a2', model: 'm-alpha', maxSeqs: 32 },
   { name: 'a3', model: 'm-alpha', maxSeqs: 32 },
   { name: 'b1', model: 'm-beta', maxSeqs: 32 },
-  { name: 'b2', model: 'm-beta', maxSeqs: 32 },
+  // Left out of the configured capacities: the safe-start panel needs an engine the router must learn.
+  { name: 'b2', model: 'm-beta', maxSeqs: 32, capacityUnknown: true },
   { name: 'g1', model: 'm-gamma', maxSeqs: 1 },
 ];
 
@@ -193,12 +194,13 @@ async function startFleet(binary: string): Promise<Fleet> {
     writeFileSync(apiKeysFile, API_KEYS_FILE);
     const backends = [...engines.values()].flatMap((e) => ['--backend', e.url]);
     // Capacities as an operator who knows the engines' max-num-seqs configures them (file only):
-    // the saturation under test is m-gamma's, not the safe start's for engines of unknown size.
+    // the saturation under test is m-gamma's, not the safe start's for engines of unknown size;
+    // one m-beta engine is left for the router to learn, so the safe-start panel has series.
     const configFile = join(configDir, 'router.yaml');
     writeFileSync(
       configFile,
       JSON.stringify({
-        load: { capacity: Object.fromEntries(ENGINES.map((e) => [(engines.get(e.name) as EngineSimulator).url, e.maxSeqs])) },
+        load: { capacity: Object.fromEntries(ENGINES.filter((e) => e.capacityUnknown !== true).map((e) => [(engines.get(e.name) as EngineSimulator).url, e.maxSeqs])) },
         redis: { url: redis.url },
         auth: { apiKeysFile },
       }),
