@@ -118,7 +118,7 @@ export class Router {
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
       // With the adaptive engine queue, the safe start still steps by one request past what an engine runs.
-      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1 },
+      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: config.load.replicas },
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);

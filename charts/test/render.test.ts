@@ -408,11 +408,11 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.ok(objects.some((o) => o.kind === 'PodDisruptionBudget'));
   });
 
-  it("the safe start's replica count is the HPA's maxReplicas (a ceiling: a share admits less, never more), unless config sets it; a fixed replicaCount is not copied in", async () => {
-    const replicasIn = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { load?: { safeStart?: { replicas?: number } } }).load?.safeStart?.replicas;
+  it("the router's replica count (load.replicas) is the HPA's maxReplicas (a ceiling: a share admits less, never more), unless config sets it; a fixed replicaCount is not copied in", async () => {
+    const replicasIn = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { load?: { replicas?: number } }).load?.replicas;
     const hpaValues = ['autoscaling.enabled=true', 'autoscaling.maxReplicas=7'];
     assert.equal(replicasIn(await template({ setJson: hpaValues })), 7);
-    assert.equal(replicasIn(await template({ setJson: [...hpaValues, 'config.load={"safeStart":{"replicas":12}}'] })), 12);
+    assert.equal(replicasIn(await template({ setJson: [...hpaValues, 'config.load={"replicas":12}'] })), 12);
     assert.equal(replicasIn(rendered.get('defaults') as K8sObject[]), undefined);
   });
 

@@ -293,6 +293,14 @@ const load = z
       })
       .prefault({})
       .describe('Outlier ejection.'),
+    replicas: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Router replicas sharing the engines, for what no Redis shares (with an HPA, its maxReplicas: a count above the true one admits less, never more). The safe start then takes 1/replicas of what a scrape shows an engine running without a queue, so a replica that joins a busy fleet starts at its share. The chart sets it to autoscaling.maxReplicas under an HPA. Unset: each replica's safe start grows from its own requests only.",
+      ),
     safeStart: z
       .object({
         enabled: z
@@ -305,14 +313,6 @@ const load = z
           .positive()
           .default(4)
           .describe('Requests one router replica may have open to an engine of unknown capacity at first; grows while the engine keeps up (requests; keep replicas x this near the smallest engine\'s max-num-seqs + admission.maxWaiting).'),
-        replicas: z
-          .number()
-          .int()
-          .positive()
-          .optional()
-          .describe(
-            "Router replicas sharing the engines, when no Redis shares what they learned (with an HPA, its maxReplicas: a count above the true one admits less, never more). A replica then takes 1/replicas of what a scrape shows an engine running without a queue, so one that joins a busy fleet starts at its share. The chart sets it from replicaCount or autoscaling.maxReplicas. Unset: each replica grows from its own requests only.",
-          ),
         ttfbTolerance: z
           .number()
           .gt(1)

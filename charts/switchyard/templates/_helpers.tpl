@@ -190,16 +190,14 @@ the mounted Secrets).
 {{- $_ = set $c "discovery" $d }}
 {{- end }}
 {{- include "switchyard.sharedStateConfig" (dict "config" $c "secrets" .Values.secrets "base" $base) }}
-{{- /* Under an HPA the safe start's replica count is maxReplicas: a ceiling that holds while the
+{{- /* Under an HPA the replica count (load.replicas) is maxReplicas: a ceiling that holds while the
 HPA scales, so a replica's share admits less, never more. A fixed replicaCount is not copied in:
 scaling would then roll every pod (the config checksum), and a `kubectl scale` would leave the
 count wrong on the side of admitting more. */}}
 {{- if .Values.autoscaling.enabled }}
 {{- $load := get $c "load" | default dict }}
-{{- $safeStart := get $load "safeStart" | default dict }}
-{{- if not (hasKey $safeStart "replicas") }}
-{{- $_ = set $safeStart "replicas" (max 1 (int .Values.autoscaling.maxReplicas)) }}
-{{- $_ = set $load "safeStart" $safeStart }}
+{{- if not (hasKey $load "replicas") }}
+{{- $_ = set $load "replicas" (max 1 (int .Values.autoscaling.maxReplicas)) }}
 {{- $_ = set $c "load" $load }}
 {{- end }}
 {{- end }}
