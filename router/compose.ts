@@ -119,6 +119,7 @@ export class Router {
       ejection: config.load.ejection,
       // With the adaptive engine queue, the safe start still steps by one request past what an engine runs.
       safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: config.load.replicas },
+      replicas: config.load.replicas,
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
     const fitted = fitToFileLimit(config.admission);

@@ -77,7 +77,7 @@ interface BurstRun extends Variant {
 }
 
 /** The label of a variant in tables. */
-const label = (v: Variant) => `${v.capacity === 'unknown' ? 'cold, capacity unknown' : 'capacity configured'}, ${v.replicas} replica${v.replicas === 1 ? '' : 's'}${v.queue ? ', router queue' : ''}`;
+const label = (v: Variant) => `${v.capacity === 'unknown' ? 'cold, capacity unknown' : 'capacity configured'}, ${v.replicas} replica${v.replicas === 1 ? '' : 's (told their count)'}${v.queue ? ', router queue' : ''}`;
 
 /** A config file telling the router each engine's capacity (`load.capacity` is file-only). */
 function capacityFile(dir: string, urls: readonly string[], capacity: number): string {
@@ -105,7 +105,14 @@ async function stopProbes(probes: readonly ProbeSampler[]): Promise<BurstRun['li
 /** Starts the routers of `variant` cold, fires the burst, samples the engines, stops the routers. */
 async function burst(plan: Plan, engines: readonly EngineSimulator[], variant: Variant, configFile: string, quiet: boolean): Promise<BurstRun> {
   const urls = engines.map((e) => e.url);
-  const args = ['--scrape-interval-ms', String(SCRAPE_MS), '--admission-max-waiting', String(MAX_WAITING), ...(variant.queue ? QUEUE : ['--admission-queue-length', '0']), ...(variant.capacity === 'configured' ? ['--config', configFile] : [])];
+  const args = [
+    '--scrape-interval-ms', String(SCRAPE_MS), '--admission-max-waiting', String(MAX_WAITING),
+    ...(variant.queue ? QUEUE : ['--admission-queue-length', '0']),
+    ...(variant.capacity === 'configured' ? ['--config', configFile] : []),
+    // Replicas without shared state are told their count, as the chart does under an HPA: each then
+    // takes its share of an engine's room instead of all of it.
+    ...(variant.replicas > 1 ? ['--load-replicas', String(variant.replicas)] : []),
+  ];
   const routers: System[] = [];
   let spreader: Awaited<ReturnType<typeof startNginx>> | undefined;
   try {

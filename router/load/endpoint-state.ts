@@ -46,6 +46,8 @@ export interface LoadClockAndSettings {
   readonly defaultCapacity: number;
   /** The safe start for endpoints of unknown capacity; undefined: none. */
   readonly safeStart?: SafeStartSettings | undefined;
+  /** Router replicas sharing the engines (`load.replicas`); undefined: unknown. */
+  readonly replicas?: number | undefined;
   /** Outlier ejection tuning. */
   readonly ejection: EjectionSettings;
 }
@@ -115,6 +117,8 @@ export class EndpointState {
   readonly #view: LoadClockAndSettings;
   #othersInFlight = 0;
   #othersAtScrape = 0;
+  /** The shared state holds the other replicas' counts for this endpoint (they are seen, not mirrored). */
+  #fleetHeld = false;
   readonly #scratch: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = {
     scraped: undefined,
     sentSinceScrape: 0,
@@ -123,6 +127,7 @@ export class EndpointState {
     othersInFlight: 0,
     othersAtScrape: 0,
     capacity: undefined,
+    unseenReplicas: 0,
   };
 
   /** `view` is the load view's clock and settings, read (never written) for every derived value. */
@@ -209,6 +214,10 @@ export class EndpointState {
    * expired).
    */
   fleetInFlight(count: number): void {
+    if (!this.#fleetHeld) {
+      this.#fleetHeld = true;
+      this.#version++;
+    }
     if (count === this.#othersInFlight) return;
     this.#othersInFlight = count;
     this.#version++;
@@ -216,6 +225,7 @@ export class EndpointState {
 
   /** The shared counts are gone (Redis degraded): the scrape's share of them is forgotten too. */
   forgetFleet(): void {
+    this.#fleetHeld = false;
     this.#othersInFlight = 0;
     this.#othersAtScrape = 0;
     this.#version++;
@@ -571,6 +581,7 @@ export class EndpointState {
     inputs.othersInFlight = this.#othersInFlight;
     inputs.othersAtScrape = this.#othersAtScrape;
     inputs.capacity = this.capacity;
+    inputs.unseenReplicas = this.#fleetHeld ? 0 : Math.max(0, (this.#view.replicas ?? 1) - 1);
     memo.estimatedWaiting = estimatedWaiting(inputs);
     memo.wouldQueue = wouldQueue(inputs);
     memo.loadScore = loadScore(inputs, this.#view.defaultCapacity);

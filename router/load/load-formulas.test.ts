@@ -33,6 +33,16 @@ describe('estimated waiting', () => {
     assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 10 }, sentSinceScrape: 400 })), 0);
   });
 
+  it('takes replicas it cannot see as mirrors of itself: each uses its share of the room (regression: three replicas with capacity configured let 8-slot engines queue 25 against a bound of 5)', () => {
+    // 8 slots, 2 running at the scrape; this replica sent 3 since, and each of the two others presumably as many.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 2 }, sentSinceScrape: 3, capacity: 8 })), 0);
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 2 }, sentSinceScrape: 3, capacity: 8, unseenReplicas: 2 })), 3);
+    // Their requests finish as ours do: 4 of ours done frees 12 slots of the 14 the scrape counted.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 6, running: 8 }, doneSinceScrape: 4, capacity: 8, unseenReplicas: 2 })), 0);
+    // No scrape: its own open requests, times the replicas.
+    assert.equal(estimatedWaiting(input({ inFlight: 4, capacity: 8, unseenReplicas: 2 })), 4);
+  });
+
   it('falls back to in-flight beyond capacity when the scrape is stale', () => {
     assert.equal(estimatedWaiting(input({ inFlight: 12, capacity: 8 })), 4);
     assert.equal(estimatedWaiting(input({ inFlight: 12 })), 0);

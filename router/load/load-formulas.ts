@@ -36,12 +36,22 @@ export interface LoadInputs {
   readonly othersAtScrape: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
   readonly capacity: number | undefined;
+  /**
+   * Other router replicas sending to the engine that this one cannot see
+   * (`load.replicas` − 1 while no shared state holds their counts; 0
+   * otherwise). Each is taken to mirror this replica: to have sent and
+   * finished as many since the scrape, and to have as many open.
+   */
+  readonly unseenReplicas?: number;
 }
 
 /**
  * Work the engine holds now, as best the router can tell: with a fresh
  * scrape, `max(0, waiting + running − done + others' change) + sent`;
  * without one, the in-flight count of this replica plus the others'.
+ *
+ * Without shared state but with the replica count known, the replicas this
+ * one cannot see are taken to mirror it (see {@link LoadInputs.unseenReplicas}).
  *
  * The other replicas' change since the scrape is their in-flight count now
  * minus what it was at the scrape: positive when they sent more than they
@@ -51,8 +61,11 @@ export interface LoadInputs {
  */
 export function outstanding(input: LoadInputs): number {
   const { scraped } = input;
-  if (scraped === undefined) return input.inFlight + input.othersInFlight;
-  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape + input.othersInFlight - input.othersAtScrape) + input.sentSinceScrape;
+  // Replicas that cannot see each other each take their share of the engine's room, not all of it:
+  // three replicas with capacity configured let 8-slot engines queue 25 against a bound of 5.
+  const mirrors = 1 + (input.unseenReplicas ?? 0);
+  if (scraped === undefined) return input.inFlight * mirrors + input.othersInFlight;
+  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape * mirrors + input.othersInFlight - input.othersAtScrape) + input.sentSinceScrape * mirrors;
 }
 
 /**

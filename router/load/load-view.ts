@@ -21,6 +21,8 @@ export interface LoadSettings {
   readonly ejection: EjectionSettings;
   /** The safe start for endpoints of unknown capacity (see safe-start.ts); absent: none. */
   readonly safeStart?: SafeStartSettings;
+  /** Router replicas sharing the engines (`load.replicas`), for what no shared state holds; absent: unknown. */
+  readonly replicas?: number | undefined;
 }
 
 /** Receives ejection events (for logs and metrics). */
@@ -43,7 +45,7 @@ export class LoadView {
   #knownModels = new Set<string>();
   #version = 0;
   #synced = false;
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; ejection: EjectionSettings };
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: number | undefined; ejection: EjectionSettings };
   readonly #readClock: () => number;
   onEjection: EjectionListener | undefined;
   /**
@@ -55,7 +57,7 @@ export class LoadView {
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
-    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, ejection: settings.ejection };
+    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, replicas: settings.replicas, ejection: settings.ejection };
   }
 
   /** Time and settings the endpoint states derive their values from. */
