@@ -218,6 +218,7 @@ export class Router {
       // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
       gauges: () => ({ inFlight: this.#inFlight, connections: connections.count, lagMs: this.#lag.sustainedLagMs }),
       maxWaiting: config.admission.maxWaiting,
+      homeWaitMs: HOME_WAIT_SCRAPES * config.scrape.intervalMs,
       now: Date.now,
       observer: {
         shed: (reason, priority) => {
@@ -384,6 +385,9 @@ export class Router {
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy(), this.#shared?.store.close()]);
   }
 }
+
+/** Scrape intervals a request waits for its own engine at the engine's burst bound before it goes elsewhere (see AdmissionControl). */
+const HOME_WAIT_SCRAPES = 3;
 
 /**
  * The safe start is shared every this many fleet-load publishes: limits move

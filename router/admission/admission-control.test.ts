@@ -24,10 +24,52 @@ function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: rea
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
     maxWaiting: undefined,
+    homeWaitMs: 1_000,
     observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
     now: () => 0,
   });
 }
+
+/** Admission over one engine that holds a session's requests at its burst bound: they may wait for it, or go to `elsewhere`. */
+function homeAdmission(queue: WaitQueue<Engine>, homeWaitMs: number): { control: AdmissionControl<Engine>; decided: RequestFacts[] } {
+  const [home, elsewhere] = engines as [Engine, Engine];
+  const decided: RequestFacts[] = [];
+  const control = new AdmissionControl<Engine>({
+    decide: (asked): Schedule<Engine> => {
+      decided.push(asked);
+      return asked.mayWaitForHome === false ? { kind: 'admit', attempts: [elsewhere], outcome: 'affinity_spill' } : { kind: 'saturated', candidates: [home], waitsFor: home };
+    },
+    queue,
+    limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
+    gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
+    maxWaiting: undefined,
+    homeWaitMs,
+    observer: { shed: () => undefined, queued: () => undefined, waited: () => undefined },
+    now: () => 0,
+  });
+  return { control, decided };
+}
+
+describe('a request waiting for its own engine', () => {
+  it('goes where new work goes at once when there is no router queue, instead of a 429', async () => {
+    const { control, decided } = homeAdmission(new WaitQueue<Engine>({ maxLength: 0, maxWaitMs: 1_000 }), 1_000);
+    const result = await control.admit({ ...facts, sessionKey: 'k' }, 'normal', new AbortController().signal);
+    assert.deepEqual(result.kind === 'admit' ? result.attempts.map((e) => e.id) : result.kind, ['e1']);
+    assert.deepEqual(decided.map((f) => f.mayWaitForHome), [undefined, false]);
+  });
+
+  it('waits in the router queue for at most homeWaitMs, then goes where new work goes', async () => {
+    const queue = new WaitQueue<Engine>({ maxLength: 100, maxWaitMs: 10_000 });
+    const { control } = homeAdmission(queue, 50);
+    const pending = control.admit({ ...facts, sessionKey: 'k' }, 'normal', new AbortController().signal);
+    queue.notify();
+    assert.equal(queue.length, 1, 'still waiting for its engine');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    queue.notify();
+    const result = await pending;
+    assert.deepEqual(result.kind === 'admit' ? result.attempts.map((e) => e.id) : result.kind, ['e1']);
+  });
+});
 
 describe('admission into the router queue', () => {
   it('queues while the queue ahead drains within 80% of the deadline, and sheds beyond it at once with when it would fit', async () => {

@@ -40,6 +40,13 @@ export interface AdmissionControlDeps<T extends AdmissionCandidate> {
   gauges(): PressureGauges;
   /** Fixed engine queue bound; undefined: each endpoint's own allowance. */
   readonly maxWaiting: number | undefined;
+  /**
+   * Longest a request waits in the router queue for its own engine at that
+   * engine's burst bound before it goes where new work goes (ms): the bound
+   * rises at scrapes that show room, so a few scrape intervals without that
+   * say the engine takes no more for now.
+   */
+  readonly homeWaitMs: number;
   readonly observer: AdmissionObserver;
   now(): number;
 }
@@ -98,7 +105,9 @@ export class AdmissionControl<T extends AdmissionCandidate> {
    */
   async admit(facts: RequestFacts, priority: Priority, signal: AbortSignal): Promise<AdmissionResult<T>> {
     const deps = this.#deps;
-    const decision = deps.decide(facts, priority);
+    let decision = deps.decide(facts, priority);
+    // Without a router queue a request cannot wait for its own engine: it goes where new work goes.
+    if (decision.kind === 'saturated' && decision.waitsFor !== undefined && !deps.queue.enabled) decision = deps.decide({ ...facts, mayWaitForHome: false }, priority);
     if (decision.kind !== 'saturated') return decision;
     if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
     const overDeadlineS = this.#expectedWaitBeyondDeadline(decision.candidates, priority);
@@ -107,7 +116,9 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     const started = performance.now();
     // Requests of one model and priority (and own engine) get the same answer from a saturated fleet.
     const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
-    const outcome = await deps.queue.wait(priority, () => deps.decide(facts, priority), signal, key);
+    const waitedEnough = { ...facts, mayWaitForHome: false };
+    const decideQueued = () => deps.decide(performance.now() - started < deps.homeWaitMs ? facts : waitedEnough, priority);
+    const outcome = await deps.queue.wait(priority, decideQueued, signal, key);
     deps.observer.waited((performance.now() - started) / 1000);
     switch (outcome.kind) {
       case 'admit':

@@ -64,6 +64,8 @@ export interface RequestFacts {
   readonly assignedEndpoint?: string | undefined;
   /** The session has no engine yet and the one it gets will be stored fleet-wide: place it by load, not by hash. */
   readonly placeSession?: boolean | undefined;
+  /** False once the request may no longer wait for its own engine at its burst bound (no router queue, or it waited long enough): it goes where new work goes. */
+  readonly mayWaitForHome?: boolean | undefined;
 }
 
 /** How a decision was reached; the `outcome` label of the decisions metric. */

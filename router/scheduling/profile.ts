@@ -7,7 +7,11 @@
  * A session with a shared assignment (Redis) goes to its engine while that
  * engine passes these filters, without a load bound: moving a conversation
  * costs its KV cache, so it moves only off an engine that cannot take it,
- * and the schedule says why. A session that will be stored but has no
+ * and the schedule says why. The same holds for a pinned response's engine
+ * and an affinity walk's first choice: the safe start's limit on new work
+ * does not move them (see filters/saturation.ts, homeRoom); at the engine's
+ * burst bound the answer is `saturated` with `waitsFor`, and admission lets
+ * the request wait for that engine a while. A session that will be stored but has no
  * engine yet is placed by the final picker alone (least load over capacity),
  * not by the affinity walks: the stored engine keeps it together from then
  * on, so its first engine should be the one with room, and engines of
@@ -118,10 +122,12 @@ export class SchedulingProfile {
     facts: RequestFacts,
     candidates: readonly T[],
     saturated: (endpoint: T) => boolean,
-    homeRoom: (endpoint: T) => HomeRoom = (endpoint) => (saturated(endpoint) ? 'move' : 'keep'),
+    ownEngineRoom: (endpoint: T) => HomeRoom = (endpoint) => (saturated(endpoint) ? 'move' : 'keep'),
   ): Schedule<T> {
     const total = candidates.length;
     if (total === 0) return noEndpoint(facts.model);
+    // Once waiting is over, the engine takes the request only if it would anyway; else it goes where new work goes.
+    const homeRoom: (endpoint: T) => HomeRoom = facts.mayWaitForHome === false ? (endpoint) => (ownEngineRoom(endpoint) === 'keep' ? 'keep' : 'move') : ownEngineRoom;
     const pool = (this.#pool = ensureUint32(this.#pool, total));
     let n = keepRoutable(candidates, pool);
     n = keepPinned(candidates, facts.pinnedEndpoint, pool, n);
