@@ -45,7 +45,10 @@ describe('warm-up keeps shared sessions home (fresh replicas, one Redis, default
    * degraded start), which is not what this test measures.
    */
   const replica = async (known: readonly EngineSimulator[]) => {
-    const started = await startRouter([...known.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url], known.length);
+    // Routing at default settings; only Redis' command timeout is raised (the most it allows), so a loaded
+    // test machine that slows the replicas' Redis calls past 50 ms cannot degrade them to hashing alone:
+    // that is the shared-state fault suite's subject, not this test's.
+    const started = await startRouter([...known.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url, '--redis-command-timeout-ms', '1000'], known.length);
     replicas.push(started);
     await waitForSharedStateUp(started.admin);
     return started;
