@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { postJson, servedBy, startRouter, type StartedRouter } from './harness.ts';
+import { postJson, servedBy, startRouter, waitFor, type StartedRouter } from './harness.ts';
 
 const MODEL = 'warm-model';
 const KEYS = 40;
@@ -75,5 +75,34 @@ describe('warm-up keeps sessions home (fresh router, default settings, idle engi
       if (servedBy(engines, `second-k${k}`) === home.get(`conversation-${k}`)) agreed++;
     }
     assert.equal(agreed, KEYS);
+  });
+
+  it('lets queued streams go as soon as fast first bytes raise the safe-start limit, not at the first completion (regression: a fresh router held 92 of 100 streams queued for a whole stream)', async () => {
+    // One engine with room for all, streams of ~2 s whose first byte comes at once.
+    const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 1_000_000, ttftMs: 5, itlMs: 200, outputTokens: 10 } });
+    await engine.listen();
+    // Scrapes far apart, so only a first byte can let the queue go before a stream ends.
+    const started = await startRouter(['--backend', engine.url, '--scrape-interval-ms', '30000'], 1);
+    routers.push(started);
+    try {
+      let completed = 0;
+      const streams = Array.from({ length: 40 }, (_, i) =>
+        fetch(`${started.base}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': `ramp-${i}` },
+          body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+        }).then(async (response) => {
+          await response.text();
+          completed++;
+          return response.status;
+        }),
+      );
+      // The first limit (4) is open at once; every stream is at the engine before the first one ends.
+      await waitFor(() => engine.requests >= 40 || completed > 0, 10_000);
+      assert.equal(completed, 0, `a stream ended before the engine got all 40 (it got ${engine.requests}): queued streams waited for completions`);
+      assert.deepEqual(new Set(await Promise.all(streams)), new Set([200]));
+    } finally {
+      await engine.close();
+    }
   });
 });
