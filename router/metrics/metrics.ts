@@ -143,6 +143,7 @@ export class RouterMetrics {
   readonly #queued: Counter<'priority'>;
   readonly #queueWait: Histogram;
   readonly #shedDuration: Histogram;
+  readonly #backgroundFailures: Counter<'task'>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -242,6 +243,12 @@ export class RouterMetrics {
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1],
       registers,
     });
+    this.#backgroundFailures = new Counter({
+      name: 'switchyard_background_failures_total',
+      help: 'Failures nobody was waiting for, by task: a background task of the shared state (fleet_publish, quota_refresh, session_write), or the process-level net (unhandled_rejection, uncaught_exception). Logged and counted; the router keeps running. Any is a bug to report.',
+      labelNames: ['task'],
+      registers,
+    });
     const scalarGauges: [string, string, () => number][] = [
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
       ['switchyard_event_loop_lag_seconds', 'Current event-loop lag: the latest probe tick, or how overdue the next one is (shedding waits until the lag lasted 4 ticks or grew at each).', () => sources.eventLoopLagMs() / 1000],
@@ -335,6 +342,11 @@ export class RouterMetrics {
   }
 
   /** Counts a shed request. */
+  /** `task` is one of a fixed set of names (see the metric's help), never request data. */
+  countBackgroundFailure(task: string): void {
+    this.#backgroundFailures.labels(task).inc();
+  }
+
   countShed(reason: string, priority: string): void {
     this.#shed.labels(reason, priority).inc();
   }
