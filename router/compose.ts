@@ -19,7 +19,7 @@ import type { Config } from './config/schema.ts';
 import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, describeFailure, type Logger } from './log.ts';
-import { RouterMetrics } from './metrics/metrics.ts';
+import { RouterMetrics, type BackgroundTask } from './metrics/metrics.ts';
 import { AdmissionControl } from './admission/admission-control.ts';
 import { EventLoopLagMonitor } from './admission/event-loop-lag.ts';
 import { fitToFileLimit } from './admission/router-pressure.ts';
@@ -164,7 +164,7 @@ export class Router {
         ? { status: () => shared?.store.status ?? 'degraded', fleetReplicas: () => shared?.fleet.replicasSeen ?? 1, fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds() ?? 0 }
         : undefined,
     );
-    const onTaskFailure = (task: string, err: unknown) => this.reportBackgroundFailure(task, err);
+    const onTaskFailure: TaskFailureReporter = (task, err) => this.reportBackgroundFailure(task, err);
     this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
     this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared, onTaskFailure);
     const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);
@@ -317,7 +317,7 @@ export class Router {
    * caught. Only the error's name, its message cut short and its stack
    * frames are logged: never a request body, a header or a key.
    */
-  reportBackgroundFailure(task: string, err: unknown): void {
+  reportBackgroundFailure(task: BackgroundTask, err: unknown): void {
     this.metrics.countBackgroundFailure(task);
     this.logger.error({ task, err: describeFailure(err) }, 'background failure; the router keeps running');
   }

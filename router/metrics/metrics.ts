@@ -126,6 +126,12 @@ function readyEndpointsByModel(backends: Iterable<BackendGauges>): Map<string, n
 export type RetryReason = 'connect' | 'reset';
 
 /** All metrics of one router process. */
+/** The `task` values of `switchyard_background_failures_total`: the shared state's background tasks and the process-level net. */
+export const BACKGROUND_TASKS = ['fleet_publish', 'quota_refresh', 'session_write', 'unhandled_rejection', 'uncaught_exception'] as const;
+
+/** One of {@link BACKGROUND_TASKS}. */
+export type BackgroundTask = (typeof BACKGROUND_TASKS)[number];
+
 export class RouterMetrics {
   readonly registry = new Registry();
   // Written on every request: cells, not prom-client's children (see cell-metrics.ts).
@@ -249,6 +255,8 @@ export class RouterMetrics {
       labelNames: ['task'],
       registers,
     });
+    // Every task's series from the start, at 0: an alert on increase() then sees the first failure too.
+    for (const task of BACKGROUND_TASKS) this.#backgroundFailures.labels(task);
     const scalarGauges: [string, string, () => number][] = [
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
       ['switchyard_event_loop_lag_seconds', 'Current event-loop lag: the latest probe tick, or how overdue the next one is (shedding waits until the lag lasted 4 ticks or grew at each).', () => sources.eventLoopLagMs() / 1000],
@@ -342,8 +350,8 @@ export class RouterMetrics {
   }
 
   /** Counts a shed request. */
-  /** `task` is one of a fixed set of names (see the metric's help), never request data. */
-  countBackgroundFailure(task: string): void {
+  /** `task` is one of {@link BACKGROUND_TASKS}, never request data. */
+  countBackgroundFailure(task: BackgroundTask): void {
     this.#backgroundFailures.labels(task).inc();
   }
 

@@ -8,12 +8,13 @@
  * it in `switchyard_background_failures_total{task}`). The task's next run
  * goes ahead as scheduled.
  */
+import type { BackgroundTask } from '../metrics/metrics.ts';
 
 /** Told of one failed run of a background task; must not throw. `task` is a short fixed name (a metric label). */
-export type TaskFailureReporter = (task: string, err: unknown) => void;
+export type TaskFailureReporter = (task: BackgroundTask, err: unknown) => void;
 
 /** Runs `task` now; a synchronous throw or a rejection goes to `report`. Never throws; its promise never rejects. */
-export async function runTask(name: string, task: () => unknown, report: TaskFailureReporter): Promise<void> {
+export async function runTask(name: BackgroundTask, task: () => unknown, report: TaskFailureReporter): Promise<void> {
   try {
     await task();
   } catch (err) {

@@ -75,7 +75,7 @@ export class FakeRespServer {
     this.#sockets.add(socket);
     socket.on('close', () => this.#sockets.delete(socket));
     socket.on('error', () => {});
-    let pending = Buffer.alloc(0);
+    let pending: Buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
       for (;;) {
