@@ -17,11 +17,12 @@ describe('decodeFleetReply', () => {
   });
 
   it('refuses replies beyond its limits: ids too long, too many replicas or engines', () => {
-    const limits = { maxReplicas: 2, maxEnginesPerReplica: 2, maxIdLength: 8, maxCount: 100 };
+    const limits = { maxReplicas: 2, maxEnginesPerReplica: 2, maxEngines: 3, maxIdLength: 8, maxCount: 100 };
     assert.equal(decodeFleetReply(['r'.repeat(9), []], limits), undefined);
     assert.equal(decodeFleetReply(['a', [], 'b', [], 'c', []], limits), undefined);
     assert.equal(decodeFleetReply(['a', ['e1', '1', 'e2', '1', 'e3', '1']], limits), undefined);
     assert.equal(decodeFleetReply(['a', ['e1', '101']], limits), undefined);
+    assert.equal(decodeFleetReply(['a', ['e1', '1', 'e2', '1'], 'b', ['e3', '1', 'e4', '1']], limits), undefined, 'more distinct engines than routing keeps');
     assert.ok(decodeFleetReply(['a', ['e1', '100'], 'b', []], limits) !== undefined);
   });
 

@@ -15,6 +15,8 @@ export interface FleetReplyLimits {
   readonly maxReplicas: number;
   /** Most engines one replica may report. */
   readonly maxEnginesPerReplica: number;
+  /** Most distinct engine ids in the whole reply (what routing keeps of it). */
+  readonly maxEngines: number;
   /** Longest replica or engine id (characters). */
   readonly maxIdLength: number;
   /** Largest in-flight count one replica may report for one engine. */
@@ -22,7 +24,7 @@ export interface FleetReplyLimits {
 }
 
 /** Generous for any real fleet; small enough that a hostile reply cannot make routing state large. */
-export const FLEET_REPLY_LIMITS: FleetReplyLimits = { maxReplicas: 1_024, maxEnginesPerReplica: 4_096, maxIdLength: 512, maxCount: 1_000_000 };
+export const FLEET_REPLY_LIMITS: FleetReplyLimits = { maxReplicas: 1_024, maxEnginesPerReplica: 4_096, maxEngines: 4_096, maxIdLength: 512, maxCount: 1_000_000 };
 
 /** A decoded fleet read. */
 export interface FleetRead {
@@ -52,6 +54,7 @@ export function decodeFleetReply(reply: unknown, limits: FleetReplyLimits = FLEE
       const count = countOf(counts[j + 1], limits);
       if (!isId(engine, limits) || count === undefined) return undefined;
       others.set(engine, (others.get(engine) ?? 0) + count);
+      if (others.size > limits.maxEngines) return undefined;
     }
   }
   return { live, others };
