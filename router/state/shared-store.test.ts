@@ -138,4 +138,23 @@ describe('SharedStore against a real redis-server', () => {
       await store.close();
     }
   });
+
+  it('drops the connection when one reply passes 8 MiB, before it is buffered whole, and reconnects', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer, { commandTimeoutMs: 1_000 });
+    try {
+      await until(() => store.status === 'up');
+      assert.equal(await store.run('debug', (c) => c.call('DEBUG', 'POPULATE', '1', store.key('huge'), String(64 * 1024 * 1024))), 'OK');
+      const heapBefore = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+      assert.equal(await store.run('get', (c) => c.get(store.key('huge:0'))), undefined, 'no answer');
+      const grown = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - heapBefore;
+      assert.ok(grown < 32 * 1024 * 1024, `held ${grown} bytes more while reading a 64 MiB reply`);
+      assert.ok(observer.failures.includes('invalid_reply'), 'counted as an invalid reply');
+      await until(() => store.status === 'up', 5_000);
+      assert.equal(await store.run('set', (c) => c.set(store.key('small'), 'v')), 'OK', 'the reconnected client works');
+      await store.run('del', (c) => c.del(store.key('huge:0')));
+    } finally {
+      await store.close();
+    }
+  });
 });

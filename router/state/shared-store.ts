@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { CircuitBreaker, type BreakerSettings, type BreakerState } from './breaker.ts';
 import type { RedisClient } from './redis-client.ts';
+import { MAX_REPLY_BYTES, guardReplySize } from './reply-size-guard.ts';
 
 /** `off`: no Redis configured; `up`: connected and answering; `degraded`: configured but not usable now. */
 export type SharedStateStatus = 'off' | 'up' | 'degraded';
@@ -82,6 +83,8 @@ export class SharedStore {
       if (to === 'open' && this.#lastFailure === 'timeout') client.disconnect(true);
       this.#reassess(to === 'open' ? 'commands failing: circuit breaker open' : `circuit breaker ${to}`);
     };
+    // A reply past the cap drops its connection before it is buffered whole (see reply-size-guard.ts).
+    guardReplySize(client, MAX_REPLY_BYTES, () => observer.commandFailed('oversized_reply', 'invalid_reply'));
     // ioredis reports connection errors as events; unheard, they would go to the console.
     client.on('error', () => {});
     client.on('ready', () => this.#reassess('connected'));

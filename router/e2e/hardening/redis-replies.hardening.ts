@@ -117,6 +117,34 @@ describe('malformed Redis replies cannot crash the router', () => {
     }
   });
 
+  it('a 64 MiB reply to a session GET is dropped before it is buffered whole: the router\'s memory stays near its cap of 8 MiB a reply', async (t) => {
+    // The finding: one 256 MiB reply to a session GET cost ~220 MB RSS. 64 MiB here keeps the test quick.
+    const huge = resp.bulk(Buffer.alloc(64 * 2 ** 20, 0x65));
+    // Scripts get an empty list (a valid fleet read of no other replica), so only the GET is on trial.
+    fake = await new FakeRespServer((args) => (args[0] === 'INFO' ? INFO_REPLY : args[0] === 'GET' ? huge : args[0]?.startsWith('EVAL') === true ? resp.array([]) : resp.nil())).start();
+    started = await startRouter(engine, fake.url);
+    try {
+      const rssBefore = await metric(started.admin, 'process_resident_memory_bytes');
+      let rssPeak = rssBefore;
+      const sampler = setInterval(() => {
+        metric(started!.admin, 'process_resident_memory_bytes').then((rss) => (rssPeak = Math.max(rssPeak, rss)), () => {});
+      }, 100);
+      try {
+        await traffic(started, 4_000, 4);
+      } finally {
+        clearInterval(sampler);
+      }
+      const gets = fake.seen.get('GET') ?? 0;
+      t.diagnostic(`${gets} GETs answered with 64 MiB; RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB`);
+      assert.equal(started.exited, undefined, `the router exited (${started.exited ?? ''}): ${started.stderr}`);
+      assert.ok(gets >= 4, 'the router asked');
+      assert.ok((await metric(started.admin, 'switchyard_shared_state_failures_total', 'command="oversized_reply"')) > 0, 'the dropped replies are counted');
+      assert.ok(rssPeak - rssBefore < 96 * 2 ** 20, `RSS rose ${((rssPeak - rssBefore) / 2 ** 20).toFixed(0)} MiB`);
+    } finally {
+      await stopRouter();
+    }
+  });
+
   it(`random reply shapes and sizes to every command for ${SECONDS} s (seed ${SEED}): no exit, every request answered, heap bounded`, async (t) => {
     fake = await new FakeRespServer(randomResponder(seededRandom(SEED), { maxBulkBytes: 16 << 20 })).start();
     started = await startRouter(engine, fake.url);
