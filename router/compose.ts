@@ -18,8 +18,8 @@ import { namespaceTrustGap } from '../discovery/kubernetes/namespace-trust.ts';
 import type { Config } from './config/schema.ts';
 import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
-import { createLogger, type Logger } from './log.ts';
-import { RouterMetrics } from './metrics/metrics.ts';
+import { createLogger, describeFailure, type Logger } from './log.ts';
+import { RouterMetrics, type BackgroundTask } from './metrics/metrics.ts';
 import { AdmissionControl } from './admission/admission-control.ts';
 import { EventLoopLagMonitor } from './admission/event-loop-lag.ts';
 import { fitToFileLimit } from './admission/router-pressure.ts';
@@ -57,6 +57,7 @@ import { FleetSafeStart } from './state/fleet-safe-start.ts';
 import { createRedisClient, redisConfigured } from './state/redis-client.ts';
 import { SessionAssignments } from './state/session-assignments.ts';
 import { SharedStore } from './state/shared-store.ts';
+import type { TaskFailureReporter } from './state/background-task.ts';
 import { ApiKeysFile } from './request/api-keys-file.ts';
 import { TenantGate } from './request/tenant-gate.ts';
 import { TenantQuotas } from './state/quota.ts';
@@ -165,8 +166,9 @@ export class Router {
         ? { status: () => shared?.store.status ?? 'degraded', fleetReplicas: () => shared?.fleet.replicasSeen ?? 1, fleetLoadAgeSeconds: () => shared?.fleet.ageSeconds() ?? 0 }
         : undefined,
     );
-    this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish());
-    this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared);
+    const onTaskFailure: TaskFailureReporter = (task, err) => this.reportBackgroundFailure(task, err);
+    this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
+    this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared, onTaskFailure);
     const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
@@ -323,6 +325,17 @@ export class Router {
     });
   }
 
+  /**
+   * Logs and counts a failure nobody was waiting for: a background task's
+   * (`task` is a fixed name, a metric label) or one the process-level net
+   * caught. Only the error's name, its message cut short and its stack
+   * frames are logged: never a request body, a header or a key.
+   */
+  reportBackgroundFailure(task: BackgroundTask, err: unknown): void {
+    this.metrics.countBackgroundFailure(task);
+    this.logger.error({ task, err: describeFailure(err) }, 'background failure; the router keeps running');
+  }
+
   /** Requests open on the traffic port right now. */
   get inFlight(): number {
     return this.#inFlight;
@@ -411,7 +424,14 @@ interface SharedState {
  * a failed one), the fleet load and the shared session assignments.
  * `published` is told of status changes so /readyz shows them at once.
  */
-function sharedState(config: Config, view: LoadView, metrics: SharedStateMetrics, logger: Logger, published: () => void): SharedState | undefined {
+function sharedState(
+  config: Config,
+  view: LoadView,
+  metrics: SharedStateMetrics,
+  logger: Logger,
+  published: () => void,
+  onTaskFailure: TaskFailureReporter,
+): SharedState | undefined {
   if (!redisConfigured(config.redis)) return undefined;
   const settings = config.redis;
   const store = new SharedStore(
@@ -429,15 +449,18 @@ function sharedState(config: Config, view: LoadView, metrics: SharedStateMetrics
     },
   );
   const replicaId = newReplicaId();
-  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs });
-  const safeStart = config.load.safeStart.enabled ? new FleetSafeStart(store, view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs }) : undefined;
-  const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result));
+  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure });
+  const safeStart = config.load.safeStart.enabled
+    ? new FleetSafeStart(store, view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure })
+    : undefined;
+  const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result), Date.now, onTaskFailure);
   return { store, fleet, safeStart, sessions };
 }
 
 /** Tenant quotas: shared through Redis when it is configured, local and in full otherwise. */
-function tenantQuotas(config: Config, shared: SharedState | undefined): TenantQuotas {
+function tenantQuotas(config: Config, shared: SharedState | undefined, onTaskFailure: TaskFailureReporter): TenantQuotas {
   return new TenantQuotas({
+    onTaskFailure,
     shared: shared === undefined ? undefined : { store: shared.store, membership: shared.fleet },
     checkTimeoutMs: config.quotas.checkTimeoutMs,
     replicaTtlMs: config.redis.replicaTtlMs,

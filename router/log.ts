@@ -14,3 +14,18 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     destination ?? process.stderr,
   );
 }
+
+/** Longest error message logged (characters): a message may quote a reply or a command's arguments. */
+const MAX_MESSAGE_LENGTH = 200;
+
+/**
+ * What a log line may say about an error nobody was waiting for: its name,
+ * its message cut to {@link MAX_MESSAGE_LENGTH} characters and its stack
+ * frames (code locations only), never the error's own fields, which for a
+ * Redis error include the command's arguments.
+ */
+export function describeFailure(err: unknown): { name: string; message: string; stack?: string } {
+  if (!(err instanceof Error)) return { name: typeof err, message: String(err).slice(0, MAX_MESSAGE_LENGTH) };
+  const frames = err.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).slice(0, 8).join('\n');
+  return { name: err.name, message: err.message.slice(0, MAX_MESSAGE_LENGTH), ...(frames === undefined || frames === '' ? {} : { stack: frames }) };
+}

@@ -235,7 +235,7 @@ const sharedState: RowSpec = {
     },
     {
       title: 'Redis command failures by kind',
-      description: 'Redis commands per second that got no answer, by kind: timeout, connection, server (an error answer such as NOPERM), breaker_open (not sent: the circuit breaker was open). Each one was a decision made on local state.',
+      description: 'Redis commands per second that got no answer, by kind: timeout, connection, server (an error answer such as OOM or NOPERM: Redis is alive, so it does not open the breaker), invalid_reply (an answer of the wrong shape or size, dropped), breaker_open (not sent: the circuit breaker was open). Each one was a decision made on local state.',
       unit: 'ops',
       width: 8,
       queries: [{ expr: sumRate(['kind'], 'switchyard_shared_state_failures_total', ROUTER), legend: '{{kind}}' }],
@@ -264,6 +264,14 @@ const sharedState: RowSpec = {
       unit: 's',
       width: 8,
       queries: [{ expr: perReplica('max', 'switchyard_fleet_load_age_seconds'), legend: '{{pod}}' }],
+    },
+    {
+      title: 'Background failures by task',
+      description:
+        'Failures nobody was waiting for, in the interval, by pod and task: a shared-state background task (fleet_publish, safe_start_share, quota_refresh, session_write) or the process-level net (unhandled_rejection, uncaught_exception). The router logged each one and kept running; any is a bug to report (see the SwitchyardBackgroundFailures runbook).',
+      unit: 'short',
+      width: 24,
+      queries: [{ expr: `${sumBy(['pod', 'task'])}(increase(${series('switchyard_background_failures_total', ROUTER)}[$__rate_interval]))`, legend: '{{pod}} {{task}}' }],
     },
   ],
 };

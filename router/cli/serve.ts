@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { helpText } from '../config/options.ts';
 import { Router } from '../compose.ts';
+import { installProcessNet } from './process-net.ts';
 import { tuneProcess } from './process-tuning.ts';
 
 const USAGE = `Usage: switchyard serve [--config FILE] [options]
@@ -46,6 +47,8 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   }
+  // From here on nothing a peer sends can end the process by a failure nobody awaited.
+  installProcessNet((kind, err) => router.reportBackgroundFailure(kind, err));
   if (loweredHelpers.length > 0) router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at a low priority, behind the event loop");
   try {
     await router.start();

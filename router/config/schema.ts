@@ -496,6 +496,12 @@ const sessions = z
     ttlMs: positiveMs.default(3_600_000).describe('With Redis: a session key\'s engine assignment is forgotten after this long without requests (ms, sliding).'),
     localCacheMs: z.number().int().min(0).max(60_000).default(1_000).describe('With Redis: how long a replica reuses an assignment it read before asking Redis again (ms).'),
     localCacheEntries: z.number().int().min(1_000).default(100_000).describe('With Redis: assignments each replica keeps in memory.'),
+    localCacheBytes: z
+      .number()
+      .int()
+      .min(1_048_576)
+      .default(33_554_432)
+      .describe('With Redis: estimated bytes of the assignments each replica keeps in memory (32 MiB; about 240 bytes an entry, keyed by a digest of the session key whatever its length); the least recently used go first.'),
   })
   .prefault({})
   .describe('Sticky sessions shared through Redis: a session\'s first engine is stored and every replica follows it while that engine passes the scheduling filters. Without Redis, rendezvous hashing.');

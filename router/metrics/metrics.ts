@@ -136,6 +136,12 @@ function readyEndpointsByModel(backends: Iterable<BackendGauges>): Map<string, n
 export type RetryReason = 'connect' | 'reset';
 
 /** All metrics of one router process. */
+/** The `task` values of `switchyard_background_failures_total`: the shared state's background tasks and the process-level net. */
+export const BACKGROUND_TASKS = ['fleet_publish', 'safe_start_share', 'quota_refresh', 'session_write', 'unhandled_rejection', 'uncaught_exception'] as const;
+
+/** One of {@link BACKGROUND_TASKS}. */
+export type BackgroundTask = (typeof BACKGROUND_TASKS)[number];
+
 export class RouterMetrics {
   readonly registry = new Registry();
   // Written on every request: cells, not prom-client's children (see cell-metrics.ts).
@@ -153,6 +159,7 @@ export class RouterMetrics {
   readonly #queued: Counter<'priority'>;
   readonly #queueWait: Histogram;
   readonly #shedDuration: Histogram;
+  readonly #backgroundFailures: Counter<'task'>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -252,6 +259,14 @@ export class RouterMetrics {
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1],
       registers,
     });
+    this.#backgroundFailures = new Counter({
+      name: 'switchyard_background_failures_total',
+      help: 'Failures nobody was waiting for, by task: a background task of the shared state (fleet_publish, quota_refresh, session_write), or the process-level net (unhandled_rejection, uncaught_exception). Logged and counted; the router keeps running. Any is a bug to report.',
+      labelNames: ['task'],
+      registers,
+    });
+    // Every task's series from the start, at 0: an alert on increase() then sees the first failure too.
+    for (const task of BACKGROUND_TASKS) this.#backgroundFailures.labels(task);
     const scalarGauges: [string, string, () => number][] = [
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
       ['switchyard_event_loop_lag_seconds', 'Current event-loop lag: the latest probe tick, or how overdue the next one is (shedding waits until the lag lasted 4 ticks or grew at each).', () => sources.eventLoopLagMs() / 1000],
@@ -345,6 +360,11 @@ export class RouterMetrics {
   }
 
   /** Counts a shed request. */
+  /** `task` is one of {@link BACKGROUND_TASKS}, never request data. */
+  countBackgroundFailure(task: BackgroundTask): void {
+    this.#backgroundFailures.labels(task).inc();
+  }
+
   countShed(reason: string, priority: string): void {
     this.#shed.labels(reason, priority).inc();
   }

@@ -18,7 +18,9 @@
  * replicas) would hang off the same replica set.
  */
 import type { LoadView } from '../load/load-view.ts';
+import { runTask, type TaskFailureReporter } from './background-task.ts';
 import type { FleetMembership } from './fleet-membership.ts';
+import { decodeFleetReply, type FleetRead } from './fleet-reply.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /**
@@ -54,6 +56,8 @@ export interface FleetLoadSettings {
   readonly replicaId: string;
   readonly publishIntervalMs: number;
   readonly replicaTtlMs: number;
+  /** Told when a publish round fails unexpectedly (a bug, not Redis being away: that is an answer of undefined). */
+  readonly onTaskFailure?: TaskFailureReporter | undefined;
 }
 
 export class FleetLoad implements FleetMembership {
@@ -115,9 +119,9 @@ export class FleetLoad implements FleetMembership {
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.publishAndRead(), this.#settings.publishIntervalMs);
+    this.#timer = setInterval(() => this.#round(), this.#settings.publishIntervalMs);
     this.#timer.unref();
-    void this.publishAndRead();
+    this.#round();
   }
 
   stop(): void {
@@ -131,29 +135,25 @@ export class FleetLoad implements FleetMembership {
     try {
       const args: (string | number)[] = [this.replicaId, this.#settings.replicaTtlMs, this.#stem];
       for (const state of this.#view.all()) if (state.inFlight > 0) args.push(state.id, state.inFlight);
-      const reply = await this.#store.script<unknown[]>(PUBLISH_AND_READ, [this.#replicasKey], args);
-      if (reply === undefined) {
+      // A reply of the wrong shape or size is no answer, as Redis being away is (see fleet-reply.ts).
+      const read = await this.#store.script(PUBLISH_AND_READ, [this.#replicasKey], args, (reply) => decodeFleetReply(reply));
+      if (read === undefined) {
         // A missed round or two is fine; counts older than a heartbeat are not.
         if (this.#holding && this.#now() - this.#lastReadAt > this.#settings.replicaTtlMs) this.#forget();
         return;
       }
-      this.#adopt(reply);
+      this.#adopt(read);
     } finally {
       this.#pending = false;
     }
   }
 
-  #adopt(reply: unknown[]): void {
-    const others = new Map<string, number>();
-    const live: string[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      live.push(String(reply[i]));
-      const counts = reply[i + 1] as unknown[];
-      for (let j = 0; j + 1 < counts.length; j += 2) {
-        const id = String(counts[j]);
-        others.set(id, (others.get(id) ?? 0) + Number(counts[j + 1]));
-      }
-    }
+  /** One timer round: its failure is reported and the next round goes ahead. */
+  #round(): void {
+    void runTask('fleet_publish', () => this.publishAndRead(), this.#settings.onTaskFailure ?? (() => {}));
+  }
+
+  #adopt({ live, others }: FleetRead): void {
     if (!live.includes(this.replicaId)) live.push(this.replicaId);
     this.#others = others;
     this.#live = live;

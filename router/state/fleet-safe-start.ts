@@ -21,6 +21,7 @@
  */
 import type { LoadView } from '../load/load-view.ts';
 import type { FleetSafeStartRecord } from '../load/safe-start.ts';
+import { runTask, type TaskFailureReporter } from './background-task.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /**
@@ -49,6 +50,8 @@ export interface FleetSafeStartSettings {
   readonly replicaId: string;
   readonly intervalMs: number;
   readonly replicaTtlMs: number;
+  /** Told of a round that failed (caught: the next round goes ahead). */
+  readonly onTaskFailure?: TaskFailureReporter | undefined;
 }
 
 /** Most replicas and engines a reply may describe; more is not a reply from this fleet. */
@@ -77,16 +80,21 @@ export class FleetSafeStart {
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.shareOnce(), this.#settings.intervalMs);
+    this.#timer = setInterval(() => this.#round(), this.#settings.intervalMs);
     this.#timer.unref();
-    void this.shareOnce();
+    this.#round();
+  }
+
+  /** One timer round: its failure is reported and the next round goes ahead. */
+  #round(): void {
+    void runTask('safe_start_share', () => this.shareOnce(), this.#settings.onTaskFailure ?? (() => {}));
   }
 
   stop(): void {
     clearInterval(this.#timer);
   }
 
-  /** One round: publish this replica's records, adopt the fleet's. Skipped while the previous is still out; never rejects. */
+  /** One round: publish this replica's records, adopt the fleet's. Skipped while the previous is still out. */
   async shareOnce(): Promise<void> {
     if (this.#pending) return;
     this.#pending = true;
@@ -96,8 +104,8 @@ export class FleetSafeStart {
         const record = state.safeStartRecord;
         if (record !== undefined) args.push(state.id, `${record.limit.toFixed(3)} ${record.learnedCapacity ?? ''}`);
       }
-      const reply = await this.#store.script<unknown>(SHARE, [this.#replicasKey], args);
-      const records = reply === undefined ? undefined : parseReply(reply);
+      // A reply of the wrong shape or size is no answer, as Redis being away is.
+      const records = await this.#store.script(SHARE, [this.#replicasKey], args, parseReply);
       if (records !== undefined) this.#view.fleetSafeStart(records);
     } finally {
       this.#pending = false;

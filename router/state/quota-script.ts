@@ -84,7 +84,7 @@ export type SharedQuotaAnswer =
 
 /** Decodes the script's reply; undefined for anything else (treated as no answer). */
 export function decodeQuotaAnswer(reply: unknown): SharedQuotaAnswer | undefined {
-  if (!Array.isArray(reply) || reply.length !== 5 || !reply.every((n) => typeof n === 'number')) return undefined;
+  if (!Array.isArray(reply) || reply.length !== 5 || !reply.every((n) => typeof n === 'number' && Number.isFinite(n))) return undefined;
   const [allowed, refusedBy, remaining, retryAfterMs, resetMs] = reply as [number, number, number, number, number];
   if (allowed === 1) return { allowed: true, remaining: remaining < 0 ? undefined : remaining, resetMs };
   return { allowed: false, limit: refusedBy === 2 ? 'concurrency' : 'rate', retryAfterMs, resetMs };

@@ -23,6 +23,7 @@
  *   shared key mirrors and what the degraded limit checks.
  * - Releasing is fire-and-forget, exactly once per admitted request.
  */
+import { runTask, type TaskFailureReporter } from './background-task.ts';
 import type { FleetMembership } from './fleet-membership.ts';
 import { gcraStep } from './gcra.ts';
 import { QUOTA_SCRIPT, concurrencyKeyName, decodeQuotaAnswer, rateKeyName, type SharedQuotaAnswer } from './quota-script.ts';
@@ -80,6 +81,8 @@ export interface TenantQuotasDeps {
   readonly replicaTtlMs: number;
   /** Monotonic clock (ms) for the local limiter and the refresh schedule. */
   readonly now?: () => number;
+  /** Told when a refresh round fails unexpectedly. */
+  readonly onTaskFailure?: TaskFailureReporter | undefined;
 }
 
 /** Per-tenant bookkeeping of this replica. */
@@ -109,7 +112,8 @@ export class TenantQuotas {
   /** Starts rewriting this replica's in-progress keys every quarter of their TTL (only with Redis). */
   start(): void {
     if (this.#deps.shared === undefined || this.#refresh !== undefined) return;
-    this.#refresh = setInterval(() => this.refreshHeld(), this.#deps.replicaTtlMs / 4);
+    const report = this.#deps.onTaskFailure ?? (() => {});
+    this.#refresh = setInterval(() => void runTask('quota_refresh', () => this.refreshHeld(), report), this.#deps.replicaTtlMs / 4);
     this.#refresh.unref();
   }
 
@@ -170,8 +174,8 @@ export class TenantQuotas {
     const rps = limits.requestsPerSecond;
     const args = [rps === undefined ? 0 : 1e6 / rps, burstOf(limits), limits.maxConcurrent ?? 0, state.held, replicaTtlMs];
     const sentAt = this.#now();
-    const reply = await withinMs(store.script<unknown>(QUOTA_SCRIPT, keys, args), checkTimeoutMs);
-    const answer = decodeQuotaAnswer(reply);
+    // A reply of any other shape is no answer (counted as invalid_reply): the degraded limit decides.
+    const answer = await withinMs(store.script(QUOTA_SCRIPT, keys, args, decodeQuotaAnswer), checkTimeoutMs);
     // An admitting script wrote this replica's count: the refresh schedule starts from there.
     if (answer?.allowed === true && limits.maxConcurrent !== undefined) state.writtenAt = sentAt;
     return answer;
@@ -218,7 +222,8 @@ export class TenantQuotas {
     const key = store.key(concurrencyKeyName(tenant, membership.replicaId));
     const held = state.held;
     state.writtenAt = now;
-    void store.run<unknown>('quota_held', (client) => (held > 0 ? client.set(key, String(held), 'PX', this.#deps.replicaTtlMs) : client.del(key)));
+    // The reply ('OK', a count of deleted keys) carries nothing this replica needs: it is not kept.
+    void store.run('quota_held', (client): Promise<unknown> => (held > 0 ? client.set(key, String(held), 'PX', this.#deps.replicaTtlMs) : client.del(key)), () => true);
   }
 }
 

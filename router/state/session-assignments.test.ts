@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { configSchema } from '../config/schema.ts';
 import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
 import { createRedisClient } from './redis-client.ts';
-import { SessionAssignments } from './session-assignments.ts';
+import { MAX_ENGINE_ID_LENGTH, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from './test/redis-server.ts';
 import { until } from './test/store-fixture.ts';
@@ -16,7 +17,7 @@ interface Replica {
   clock: number;
 }
 
-function replica(url: string, settings: Partial<{ ttlMs: number; localCacheMs: number }> = {}): Replica {
+function replica(url: string, settings: Partial<SessionAssignmentSettings> = {}): Replica {
   const commands: string[] = [];
   const lookups: SessionLookupResult[] = [];
   const store = new SharedStore(
@@ -29,7 +30,7 @@ function replica(url: string, settings: Partial<{ ttlMs: number; localCacheMs: n
     commands,
     lookups,
     clock: 1_000_000,
-    sessions: new SessionAssignments(store, { ttlMs: 60_000, localCacheMs: 1_000, localCacheEntries: 1_000, ...settings }, (result) => lookups.push(result), () => r.clock),
+    sessions: new SessionAssignments(store, { ttlMs: 60_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 32 * 1024 * 1024, ...settings }, (result) => lookups.push(result), () => r.clock),
   };
   return r;
 }
@@ -46,7 +47,7 @@ describe('SessionAssignments against a real redis-server', () => {
   after(async () => {
     await server.stop();
   });
-  const start = async (count: number, settings: Partial<{ ttlMs: number; localCacheMs: number }> = {}) => {
+  const start = async (count: number, settings: Partial<SessionAssignmentSettings> = {}) => {
     await Promise.all(replicas.map((r) => r.store.close()));
     replicas = Array.from({ length: count }, () => replica(server.url, settings));
     await until(() => replicas.every((r) => r.store.status === 'up'));
@@ -85,6 +86,47 @@ describe('SessionAssignments against a real redis-server', () => {
     b!.sessions.assign('conversation-2', 'e1', 'e3');
     await until(() => b!.sessions.cached('conversation-2') === 'e2');
     await storedIs('e2');
+  });
+
+  it('keys its table by a digest of the session key and bounds it in bytes, whatever the keys are', async () => {
+    const [a] = await start(1, { localCacheEntries: 100_000, localCacheBytes: 1_048_576 });
+    for (let i = 0; i < 10_000; i++) a!.sessions.assign(`${String(i).padStart(6, '0')}${'k'.repeat(15_000)}`, undefined, 'engine-1');
+    const { entries, bytes } = a!.sessions.localSize;
+    assert.ok(bytes <= 1_048_576, `${bytes} estimated bytes`);
+    assert.equal(entries, Math.floor(1_048_576 / entryBytes('engine-1')), 'the byte bound, not the entry bound, decided');
+    assert.equal(a!.sessions.cached(`009999${'k'.repeat(15_000)}`), 'engine-1', 'the newest are kept');
+    assert.equal(a!.sessions.cached(`000000${'k'.repeat(15_000)}`), undefined, 'the oldest went first');
+    await settle();
+  });
+
+  it('takes an oversized stored value for no answer, and the next claim replaces it without reading it back', async () => {
+    const [a] = await start(1, { localCacheMs: 0 });
+    const admin = replica(server.url);
+    replicas.push(admin);
+    await until(() => admin.store.status === 'up');
+    a!.sessions.assign('conversation-6', undefined, 'e1');
+    await settle();
+    const key = `sessions-test:session:${createHash('sha256').update('conversation-6').digest('base64url')}`;
+    assert.equal(await admin.store.run('get', (client) => client.get(key)), 'e1');
+    await admin.store.run('set', (client) => client.set(key, 'x'.repeat(4 * 1024 * 1024)));
+    const failures: string[] = [];
+    const watched = new SharedStore(
+      createRedisClient(configSchema.parse({ redis: { url: server.url } }).redis, () => ''),
+      { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 } },
+      { commandDone: () => {}, commandFailed: (command, kind) => failures.push(`${command}:${kind}`), breakerMoved: () => {}, statusChanged: () => {} },
+    );
+    const b = new SessionAssignments(watched, { ttlMs: 60_000, localCacheMs: 0, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {});
+    try {
+      await until(() => watched.status === 'up');
+      assert.equal(await b.lookUp('conversation-6'), undefined, 'no answer: not an engine id');
+      assert.deepEqual(failures, ['session_get:invalid_reply']);
+      b.assign('conversation-6', undefined, 'e2');
+      await settle();
+      assert.equal(await b.lookUp('conversation-6'), 'e2', 'the claim replaced the oversized value');
+      assert.ok(MAX_ENGINE_ID_LENGTH < 4 * 1024 * 1024);
+    } finally {
+      await watched.close();
+    }
   });
 
   it('slides the TTL at most once per quarter of it, and keeps a copy for localCacheMs', async () => {

@@ -18,10 +18,20 @@
  * comes back empty is refilled the same way: a session this replica saw
  * within its TTL keeps the engine it had.
  *
- * Session keys are client data: Redis gets a SHA-256 digest, never the key.
+ * Session keys are client data, up to the 16 KiB header limit: Redis gets
+ * a SHA-256 digest, never the key, and so does this replica's own table.
+ * Keyed by the raw key, one client sending unique 15 KB keys grew the heap
+ * from 29 to 355 MiB and killed the router at the chart's 384 MiB heap; by
+ * digest an entry costs about the same whatever the key, and the table is
+ * bounded in bytes (`sessions.localCacheBytes`, an estimate per entry) as
+ * well as in entries. What Redis answers is checked the same way: an engine
+ * id longer than {@link MAX_ENGINE_ID_LENGTH} is not one, and counts as no
+ * answer; the claim and move scripts overwrite such a value instead of
+ * sending it back.
  */
 import { createHash } from 'node:crypto';
 import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
+import { runTask, type TaskFailureReporter } from './background-task.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /** Settings of the shared assignments (`sessions.*`). */
@@ -29,18 +39,30 @@ export interface SessionAssignmentSettings {
   readonly ttlMs: number;
   readonly localCacheMs: number;
   readonly localCacheEntries: number;
+  /** Estimated bytes the local table may hold (see {@link entryBytes}). */
+  readonly localCacheBytes: number;
 }
 
-/** Sets KEYS[1] to ARGV[2] only while it still holds ARGV[1] (or nothing); returns the value it holds after. */
-const MOVE = new LuaScript(
-  'session_move',
-  `local current = redis.call('GET', KEYS[1])
-if current == false or current == ARGV[1] then
+/** Longest engine id accepted from Redis (characters): ids are URLs, host:port or pod names, never longer. */
+export const MAX_ENGINE_ID_LENGTH = 512;
+
+/**
+ * Sets KEYS[1] to ARGV[2] while it holds ARGV[1], nothing, or a value longer
+ * than ARGV[4] (not an engine id: never sent back); returns the value it
+ * holds after. A first assignment passes '' as ARGV[1] (no engine id is
+ * empty), so the first writer wins, as SET NX would; unlike SET NX GET, a
+ * huge stored value never crosses the wire.
+ */
+const CLAIM = `local current = redis.call('GET', KEYS[1])
+if current == false or current == ARGV[1] or string.len(current) > tonumber(ARGV[4]) then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return ARGV[2]
 end
-return current`,
-);
+return current`;
+/** A session's first assignment (one script body with {@link MOVE}: the metric label tells them apart). */
+const SET = new LuaScript('session_set', CLAIM);
+/** A move off an engine that failed the filters. */
+const MOVE = new LuaScript('session_move', CLAIM);
 
 interface Entry {
   engine: string;
@@ -50,29 +72,65 @@ interface Entry {
   refreshedAt: number;
 }
 
+/**
+ * Estimated heap bytes of one local entry: the 43-character digest key, the
+ * Map slot and the entry object measured at about 200 bytes on Node 24, plus
+ * the engine id (two bytes a character at worst).
+ */
+export function entryBytes(engine: string): number {
+  return 200 + 2 * engine.length;
+}
+
+/** The engine id in a GET or script reply: null for none stored, undefined for anything that is not an id. */
+export function engineIdOf(reply: unknown): string | null | undefined {
+  if (reply === null) return null;
+  return typeof reply === 'string' && reply.length > 0 && reply.length <= MAX_ENGINE_ID_LENGTH ? reply : undefined;
+}
+
+/** Like {@link engineIdOf}, for a reply that must name an engine. */
+function claimedEngineOf(reply: unknown): string | undefined {
+  return engineIdOf(reply) ?? undefined;
+}
+
 export class SessionAssignments {
   readonly #store: SharedStore;
   readonly #settings: SessionAssignmentSettings;
   readonly #count: (result: SessionLookupResult) => void;
   readonly #now: () => number;
-  /** Insertion order is recency order: a hit re-inserts, the oldest is evicted first. */
+  readonly #report: TaskFailureReporter;
+  /** By digest of the session key. Insertion order is recency order: a hit re-inserts, the oldest is evicted first. */
   readonly #local = new Map<string, Entry>();
+  /** Estimated bytes of {@link #local}. */
+  #bytes = 0;
 
-  constructor(store: SharedStore, settings: SessionAssignmentSettings, countLookup: (result: SessionLookupResult) => void, now: () => number = Date.now) {
+  constructor(
+    store: SharedStore,
+    settings: SessionAssignmentSettings,
+    countLookup: (result: SessionLookupResult) => void,
+    now: () => number = Date.now,
+    onTaskFailure: TaskFailureReporter = () => {},
+  ) {
     this.#store = store;
     this.#settings = settings;
     this.#count = countLookup;
     this.#now = now;
+    this.#report = onTaskFailure;
+  }
+
+  /** Entries held now and their estimated bytes. */
+  get localSize(): { readonly entries: number; readonly bytes: number } {
+    return { entries: this.#local.size, bytes: this.#bytes };
   }
 
   /** The assignment this replica read or made within `localCacheMs`; no I/O but a due TTL refresh (not awaited). */
   cached(sessionKey: string): string | undefined {
-    const entry = this.#local.get(sessionKey);
+    const digest = digestOf(sessionKey);
+    const entry = this.#local.get(digest);
     if (entry === undefined) return undefined;
     const now = this.#now();
     if (now - entry.at >= this.#settings.localCacheMs) return undefined;
     this.#count('cache');
-    this.#touch(sessionKey, entry, now);
+    this.#touch(digest, entry, now);
     return entry.engine;
   }
 
@@ -82,8 +140,10 @@ export class SessionAssignments {
    * replica knows of and Redis did not answer. Never rejects.
    */
   async lookUp(sessionKey: string): Promise<string | null | undefined> {
-    const stale = this.#local.get(sessionKey);
-    const stored = this.#store.status === 'up' ? await this.#store.run('session_get', (client) => client.get(this.#key(sessionKey))) : undefined;
+    const digest = digestOf(sessionKey);
+    const stale = this.#local.get(digest);
+    // GET, not a script: it is a read, so a Redis at its memory cap still answers it.
+    const stored = this.#store.status === 'up' ? await this.#store.run('session_get', (client) => client.get(this.#key(digest)), engineIdOf) : undefined;
     const now = this.#now();
     if (stored === undefined) {
       // No answer: the copy this replica holds beats a rehash, however old.
@@ -95,16 +155,16 @@ export class SessionAssignments {
       // failed over without the key. The copy is the truth; store it again rather than re-place.
       if (stale !== undefined && now - stale.at < this.#settings.ttlMs) {
         this.#count('cache');
-        this.assign(sessionKey, undefined, stale.engine);
+        this.#assign(digest, undefined, stale.engine);
         return stale.engine;
       }
       this.#count('miss');
-      this.#local.delete(sessionKey);
+      this.#drop(digest);
       return null;
     }
     this.#count('redis');
-    const entry = this.#remember(sessionKey, stored, now, stale?.refreshedAt ?? 0);
-    this.#touch(sessionKey, entry, now);
+    const entry = this.#remember(digest, stored, now, stale?.refreshedAt ?? 0);
+    this.#touch(digest, entry, now);
     return stored;
   }
 
@@ -114,37 +174,58 @@ export class SessionAssignments {
    * for the session's next request), else a move off `from`. Not awaited.
    */
   assign(sessionKey: string, from: string | undefined, to: string): void {
-    const now = this.#now();
-    this.#remember(sessionKey, to, now, now);
-    // Degraded: keep it locally; the session's first lookup after recovery misses and stores it then.
-    if (this.#store.status !== 'up') return;
-    const key = this.#key(sessionKey);
-    const stored =
-      from === undefined
-        ? this.#store.run('session_set', (client) => client.set(key, to, 'PX', this.#settings.ttlMs, 'NX', 'GET')).then((previous) => previous ?? to)
-        : this.#store.script<string>(MOVE, [key], [from, to, this.#settings.ttlMs]);
-    void stored.then((engine) => {
-      if (engine !== undefined && engine !== to) this.#remember(sessionKey, engine, this.#now(), now);
-    });
+    this.#assign(digestOf(sessionKey), from, to);
   }
 
-  #remember(sessionKey: string, engine: string, at: number, refreshedAt: number): Entry {
-    const local = this.#local;
-    local.delete(sessionKey);
+  #assign(digest: string, from: string | undefined, to: string): void {
+    const now = this.#now();
+    this.#remember(digest, to, now, now);
+    // Degraded: keep it locally; the session's first lookup after recovery misses and stores it then.
+    if (this.#store.status !== 'up') return;
+    const args = [from ?? '', to, this.#settings.ttlMs, MAX_ENGINE_ID_LENGTH];
+    void runTask(
+      'session_write',
+      async () => {
+        const engine = await this.#store.script(from === undefined ? SET : MOVE, [this.#key(digest)], args, claimedEngineOf);
+        if (engine !== undefined && engine !== to) this.#remember(digest, engine, this.#now(), now);
+      },
+      this.#report,
+    );
+  }
+
+  #remember(digest: string, engine: string, at: number, refreshedAt: number): Entry {
+    this.#drop(digest);
     const entry = { engine, at, refreshedAt };
-    local.set(sessionKey, entry);
-    if (local.size > this.#settings.localCacheEntries) local.delete(local.keys().next().value as string);
+    this.#local.set(digest, entry);
+    this.#bytes += entryBytes(engine);
+    const { localCacheEntries, localCacheBytes } = this.#settings;
+    while (this.#local.size > localCacheEntries || (this.#bytes > localCacheBytes && this.#local.size > 1)) {
+      this.#drop(this.#local.keys().next().value as string);
+    }
     return entry;
   }
 
-  /** Slides the TTL, at most once per quarter of it. */
-  #touch(sessionKey: string, entry: Entry, now: number): void {
-    if (now - entry.refreshedAt < this.#settings.ttlMs / 4) return;
-    entry.refreshedAt = now;
-    void this.#store.run('session_touch', (client) => client.pexpire(this.#key(sessionKey), this.#settings.ttlMs));
+  #drop(digest: string): void {
+    const entry = this.#local.get(digest);
+    if (entry === undefined) return;
+    this.#local.delete(digest);
+    this.#bytes -= entryBytes(entry.engine);
   }
 
-  #key(sessionKey: string): string {
-    return this.#store.key(`session:${createHash('sha256').update(sessionKey).digest('base64url')}`);
+  /** Slides the TTL, at most once per quarter of it. */
+  #touch(digest: string, entry: Entry, now: number): void {
+    if (now - entry.refreshedAt < this.#settings.ttlMs / 4) return;
+    entry.refreshedAt = now;
+    // The reply (1 or 0) carries nothing this replica needs.
+    void this.#store.run('session_touch', (client) => client.pexpire(this.#key(digest), this.#settings.ttlMs), () => true);
   }
+
+  #key(digest: string): string {
+    return this.#store.key(`session:${digest}`);
+  }
+}
+
+/** The session key's SHA-256, base64url (43 characters): the name of its entry here and in Redis. */
+function digestOf(sessionKey: string): string {
+  return createHash('sha256').update(sessionKey).digest('base64url');
 }

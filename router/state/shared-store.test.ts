@@ -101,4 +101,60 @@ describe('SharedStore against a real redis-server', () => {
       await store.close();
     }
   });
+
+  it('an error reply from a live Redis (OOM at its memory cap) fails that command only: the breaker stays closed', async () => {
+    const capped = await startRedisServer({ config: ['maxmemory 2mb', 'maxmemory-policy noeviction'] });
+    const observer = recorder();
+    const store = storeFor(capped.url, observer);
+    try {
+      await until(() => store.status === 'up');
+      // Fill Redis to its cap, as a flood of client-created session keys did.
+      assert.equal(await store.run('fill', (c) => c.call('DEBUG', 'POPULATE', '64', store.key('fill'), String(64 * 1024))), 'OK');
+      const before = observer.failures.length;
+      for (let i = 0; i < 20; i++) assert.equal(await store.run('session_set', (c) => c.set(store.key(`s:${i}`), 'e1')), undefined);
+      assert.deepEqual(new Set(observer.failures.slice(before)), new Set(['server']), 'each refused write is counted');
+      assert.deepEqual(observer.breaker, [], 'the breaker never moved');
+      assert.equal(store.status, 'up');
+      assert.equal((await store.run('get', (c) => c.get(store.key('fill:0'))))?.length, 64 * 1024, 'reads are still answered');
+      // A reply that the caller does not accept is no answer, counted apart, and not a breaker failure either.
+      assert.equal(await store.run('get', (c) => c.get(store.key('fill:0')), (reply) => (reply !== null && reply.length <= 512 ? reply : undefined)), undefined);
+      assert.equal(observer.failures.at(-1), 'invalid_reply');
+      assert.deepEqual(observer.breaker, []);
+    } finally {
+      await store.close();
+      await capped.stop();
+    }
+  });
+
+  it('an error reply that says the server cannot serve (LOADING, BUSY, ...) still counts toward the breaker', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer);
+    try {
+      await until(() => store.status === 'up');
+      for (let i = 0; i < 2; i++) assert.equal(await store.run('probe', (c) => c.eval("return redis.error_reply('LOADING Redis is loading the dataset in memory')", 0)), undefined);
+      assert.deepEqual(observer.breaker, ['open']);
+      await until(() => store.status === 'degraded');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the connection when one reply passes 8 MiB, before it is buffered whole, and reconnects', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer, { commandTimeoutMs: 1_000 });
+    try {
+      await until(() => store.status === 'up');
+      assert.equal(await store.run('debug', (c) => c.call('DEBUG', 'POPULATE', '1', store.key('huge'), String(64 * 1024 * 1024))), 'OK');
+      const heapBefore = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+      assert.equal(await store.run('get', (c) => c.get(store.key('huge:0'))), undefined, 'no answer');
+      const grown = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - heapBefore;
+      assert.ok(grown < 32 * 1024 * 1024, `held ${grown} bytes more while reading a 64 MiB reply`);
+      assert.ok(observer.failures.includes('invalid_reply'), 'counted as an invalid reply');
+      await until(() => store.status === 'up', 5_000);
+      assert.equal(await store.run('set', (c) => c.set(store.key('small'), 'v')), 'OK', 'the reconnected client works');
+      await store.run('del', (c) => c.del(store.key('huge:0')));
+    } finally {
+      await store.close();
+    }
+  });
 });

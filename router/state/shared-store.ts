@@ -15,12 +15,17 @@
 import { createHash } from 'node:crypto';
 import { CircuitBreaker, type BreakerSettings, type BreakerState } from './breaker.ts';
 import type { RedisClient } from './redis-client.ts';
+import { MAX_REPLY_BYTES, guardReplySize } from './reply-size-guard.ts';
 
 /** `off`: no Redis configured; `up`: connected and answering; `degraded`: configured but not usable now. */
 export type SharedStateStatus = 'off' | 'up' | 'degraded';
 
-/** Why a command got no answer; the `kind` label of the failures metric. */
-export type CommandFailure = 'timeout' | 'connection' | 'server' | 'breaker_open';
+/**
+ * Why a command got no answer; the `kind` label of the failures metric.
+ * `server`: Redis answered with an error; `invalid_reply`: an answer whose
+ * shape or size the caller does not accept (treated as no answer).
+ */
+export type CommandFailure = 'timeout' | 'connection' | 'server' | 'invalid_reply' | 'breaker_open';
 
 /** What the store reports (metrics, one log line per transition). Must not throw. */
 export interface SharedStoreObserver {
@@ -78,6 +83,8 @@ export class SharedStore {
       if (to === 'open' && this.#lastFailure === 'timeout') client.disconnect(true);
       this.#reassess(to === 'open' ? 'commands failing: circuit breaker open' : `circuit breaker ${to}`);
     };
+    // A reply past the cap drops its connection before it is buffered whole (see reply-size-guard.ts).
+    guardReplySize(client, MAX_REPLY_BYTES, () => observer.commandFailed('oversized_reply', 'invalid_reply'));
     // ioredis reports connection errors as events; unheard, they would go to the console.
     client.on('error', () => {});
     client.on('ready', () => this.#reassess('connected'));
@@ -103,44 +110,73 @@ export class SharedStore {
   /**
    * Sends one command through the breaker. Resolves to its answer, or to
    * `undefined` when it could not be answered in time (never rejects).
+   * With `accept`, the answer is what `accept` makes of the reply, and a
+   * reply it refuses (`undefined`: wrong shape, too large) counts as an
+   * `invalid_reply` failure and resolves to `undefined`, as no answer does.
    */
-  async run<T>(command: string, send: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
+  run<T>(command: string, send: (client: RedisClient) => Promise<T>): Promise<T | undefined>;
+  run<R, T>(command: string, send: (client: RedisClient) => Promise<R>, accept: (reply: R) => T | undefined): Promise<T | undefined>;
+  async run<R, T>(command: string, send: (client: RedisClient) => Promise<R>, accept?: (reply: R) => T | undefined): Promise<T | R | undefined> {
     if (this.#closed) return undefined;
     if (!this.#breaker.allow()) {
       this.#observer.commandFailed(command, 'breaker_open');
       return undefined;
     }
     const started = performance.now();
+    let reply: R;
     try {
-      const answer = await send(this.#client);
-      this.#observer.commandDone(command, (performance.now() - started) / 1000);
-      this.#breaker.succeeded();
-      return answer;
+      reply = await send(this.#client);
     } catch (err) {
-      this.#lastFailure = failureKind(err);
-      this.#observer.commandFailed(command, this.#lastFailure);
-      this.#breaker.failed();
+      const kind = failureKind(err);
+      this.#observer.commandFailed(command, kind);
+      // An error reply is an answer from a live Redis about this one command (OOM for a write, WRONGTYPE,
+      // an ACL refusal): it says nothing about whether the next command will be answered. Counting it
+      // toward the breaker let client-created session keys filling a memory-capped Redis (every SET
+      // refused with OOM) open the breaker that also gates quotas and fleet load, flapping every
+      // replica into degraded mode. Only replies that say the server cannot serve at all count.
+      if (kind === 'server' && !signalsUnavailable(err)) {
+        this.#breaker.succeeded();
+      } else {
+        this.#lastFailure = kind;
+        this.#breaker.failed();
+      }
       return undefined;
     }
+    this.#observer.commandDone(command, (performance.now() - started) / 1000);
+    this.#breaker.succeeded();
+    if (accept === undefined) return reply;
+    const answer = accept(reply);
+    if (answer === undefined) this.#observer.commandFailed(command, 'invalid_reply');
+    return answer;
   }
 
-  /** Runs `script` on `keys` (prefixed by the caller) with `args`; `undefined` when unanswered. */
-  async script<T>(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<T | undefined> {
-    return this.run(script.name, async (client) => {
-      if (!this.#evalOnly) {
-        try {
-          return (await client.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
-        } catch (err) {
-          const message = (err as Error).message;
-          // Anything but a missing script means EVALSHA itself is not allowed here.
-          if (!message.startsWith('NOSCRIPT')) {
-            if (!isRefusedCommand(message)) throw err;
-            this.#evalOnly = true;
+  /**
+   * Runs `script` on `keys` (prefixed by the caller) with `args`; `undefined`
+   * when unanswered. `accept` as for {@link run}: every product caller
+   * passes one, since a script's reply is whatever the server sends.
+   */
+  script<T>(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<T | undefined>;
+  script<T>(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], accept: (reply: unknown) => T | undefined): Promise<T | undefined>;
+  async script<T>(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], accept?: (reply: unknown) => T | undefined): Promise<T | undefined> {
+    return this.run(
+      script.name,
+      async (client): Promise<unknown> => {
+        if (!this.#evalOnly) {
+          try {
+            return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+          } catch (err) {
+            const message = (err as Error).message;
+            // Anything but a missing script means EVALSHA itself is not allowed here.
+            if (!message.startsWith('NOSCRIPT')) {
+              if (!isRefusedCommand(message)) throw err;
+              this.#evalOnly = true;
+            }
           }
         }
-      }
-      return (await client.eval(script.body, keys.length, ...keys, ...args)) as T;
-    });
+        return await client.eval(script.body, keys.length, ...keys, ...args);
+      },
+      accept ?? ((reply) => reply as T),
+    );
   }
 
   /** Closes the connection; later commands answer `undefined`. */
@@ -168,6 +204,17 @@ export class SharedStore {
 /** True for an error that says the command is not allowed (unknown command, ACL, a proxy's refusal). */
 function isRefusedCommand(message: string): boolean {
   return /unknown command|NOPERM|not allowed|unsupported|disabled/i.test(message);
+}
+
+/**
+ * Error replies that mean the server cannot serve commands now (loading its
+ * data, busy in a script, cut off from its master or cluster, a replica after
+ * a failover): these count toward the breaker like a timeout.
+ */
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
+
+function signalsUnavailable(err: unknown): boolean {
+  return err instanceof Error && UNAVAILABLE_REPLIES.test(err.message);
 }
 
 function failureKind(err: unknown): CommandFailure {
