@@ -449,7 +449,7 @@ function sharedState(
     },
   );
   const replicaId = newReplicaId();
-  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure });
+  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure, replicas: config.load.replicas });
   const safeStart = config.load.safeStart.enabled
     ? new FleetSafeStart(store, view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure })
     : undefined;

@@ -58,6 +58,12 @@ export interface FleetLoadSettings {
   readonly replicaTtlMs: number;
   /** Told when a publish round fails unexpectedly (a bug, not Redis being away: that is an answer of undefined). */
   readonly onTaskFailure?: TaskFailureReporter | undefined;
+  /**
+   * Router replicas there may be (`load.replicas`): the live count until the
+   * first successful read, so a replica that starts while Redis is down
+   * divides degraded quotas by the fleet, not by itself alone.
+   */
+  readonly replicas?: number | undefined;
 }
 
 export class FleetLoad implements FleetMembership {
@@ -88,6 +94,8 @@ export class FleetLoad implements FleetMembership {
     this.#replicasKey = store.key('{fleet}:replicas');
     this.#stem = store.key('{fleet}:inflight:');
     this.#live = [settings.replicaId];
+    // Two replicas started with Redis unreachable each took a whole burst-2 quota (4 of 8 admitted).
+    this.#liveCount = Math.max(1, settings.replicas ?? 1);
     this.#lastReadAt = now();
     // Degraded means the counts can no longer be trusted to be current: back to local counts at once.
     store.onStatus((status) => {
