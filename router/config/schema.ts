@@ -91,7 +91,7 @@ const server = z
       .array(ipOrCidr)
       .default([])
       .describe(
-        'Socket addresses of the proxies in front of the router (IPv4/IPv6 addresses or CIDR blocks, e.g. 10.0.0.0/8): only connections from these may set the priority header (admission.priorityHeader) and pass X-Forwarded-*, Forwarded and X-Real-IP on to the engines; from any other client the priority header is ignored and those headers are dropped (X-Forwarded-For always gets the socket address appended). Empty: nobody.',
+        'Socket addresses of the proxies in front of the router (IPv4/IPv6 addresses or CIDR blocks, e.g. 10.0.0.0/8): only connections from these may set the priority header (admission.priorityHeader) and pass X-Forwarded-*, Forwarded and X-Real-IP on to the engines; from any other client the priority header is ignored and those headers are dropped, its X-Forwarded-For replaced by the socket address (to the chain of a trusted proxy it is appended). Empty: nobody.',
       ),
   })
   .prefault({})
