@@ -102,6 +102,8 @@ export class Router {
   readonly #shared: SharedState | undefined;
   readonly sharedMetrics: SharedStateMetrics;
   #inFlight = 0;
+  /** The admin port's connection cap, fitted to the open-file limit. */
+  readonly #adminConnections: number;
 
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
@@ -120,7 +122,8 @@ export class Router {
       safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1 },
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
-    const fitted = fitToFileLimit(config.admission);
+    const fitted = fitToFileLimit(config.admission, { adminConnections: config.adminMaxConnections });
+    this.#adminConnections = fitted.adminConnections;
     const connections = new ConnectionGuard({ maxConnections: fitted.limits.maxConnections, maxPerClient: config.server.maxConnectionsPerClient });
     this.#upstream = new Agent({
       connections: config.upstream.connectionsPerEndpoint ?? fitted.limits.maxInFlight,
@@ -206,8 +209,8 @@ export class Router {
       countMove: (reason) => this.sharedMetrics.countSessionMove(reason),
     });
     this.#shedLog = new ShedLog(this.logger);
-    if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight) {
-      this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits }, 'router caps lowered to fit the open-file limit');
+    if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight || fitted.adminConnections < config.adminMaxConnections) {
+      this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits, adminMaxConnections: fitted.adminConnections }, 'router caps lowered to fit the open-file limit');
     }
     const admission = new AdmissionControl<EndpointState>({
       decide: (facts, priority) => scheduler.schedule(facts, priority),
@@ -306,6 +309,7 @@ export class Router {
       fetch: admin.fetch,
       readiness: readinessState,
       token: adminToken,
+      maxConnections: this.#adminConnections,
     });
   }
 

@@ -521,6 +521,16 @@ export const configSchema = z
       .describe(
         'File holding a bearer token (one line, checked at start-up) that /metrics and /debug/* on the admin port then require; /livez and /readyz never do. Unset: the admin port is open to anyone who can reach it.',
       ),
+    adminMaxConnections: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      // Kubelet probes, a few Prometheus scrapers and an operator need a handful; reserved in the open-file budget.
+      .default(64)
+      .describe(
+        'Open connections the admin port holds at most, reserved in the open-file budget before the traffic caps (lowered to an eighth of it when the limit is small). At the cap a new connection closes the oldest one with no request being answered, so probes still get through.',
+      ),
     backends: z.array(backendUrl).default([]).describe('Static engine base URLs, e.g. http://10.0.0.5:8000 (flag: --backend, repeatable).'),
     kubeconfig: z
       .string()
