@@ -293,7 +293,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   it('helm test with API keys on checks /readyz only (the test Pod holds no client key, and /v1/models would answer 401)', () => {
     const pod = only(rendered.get('redis-values.yaml') as K8sObject[], 'Pod');
     const args = ((pod['spec'] as PodSpec).containers[0] as Container).args;
-    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard.switchyard.svc:9090/readyz']);
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard-admin.switchyard.svc:9090/readyz']);
   });
 
   it('the values schema refuses inline secrets, chart-owned keys, typos and incomplete sources', async () => {
@@ -408,10 +408,31 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.ok(objects.some((o) => o.kind === 'PodDisruptionBudget'));
   });
 
-  it('Service: ClusterIP with the traffic and admin ports by name', () => {
-    const service = only(rendered.get('defaults') as K8sObject[], 'Service')['spec'] as { type: string; ports: { name: string; targetPort: string }[] };
+  it('Services: ClusterIP traffic Service with the traffic port by name, and the admin port on a Service of its own', async () => {
+    const service = only(rendered.get('defaults') as K8sObject[], 'Service', 'sy-switchyard')['spec'] as { type: string; ports: { name: string; targetPort: string }[] };
     assert.equal(service.type, 'ClusterIP');
-    assert.deepEqual(service.ports.map((p) => [p.name, p.targetPort]), [['http', 'http'], ['admin', 'admin']]);
+    assert.deepEqual(service.ports.map((p) => [p.name, p.targetPort]), [['http', 'http']]);
+    const annotated = await template({ setJson: ['service.annotations={"t":"1"}', 'service.adminAnnotations={"a":"2"}'] });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard').metadata.annotations, { t: '1' });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard-admin').metadata.annotations, { a: '2' });
+  });
+
+  it('regression: the admin port (/metrics, /debug/endpoints) was published on the traffic Service, so exposing traffic exposed it too', async () => {
+    type ServiceSpec = { type: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+    const objects = await template({ setJson: ['service.type="LoadBalancer"', 'metrics.serviceMonitor.enabled=true'] });
+    const traffic = only(objects, 'Service', 'sy-switchyard');
+    const admin = only(objects, 'Service', 'sy-switchyard-admin');
+    const trafficSpec = traffic['spec'] as ServiceSpec;
+    const adminSpec = admin['spec'] as ServiceSpec;
+    assert.equal(trafficSpec.type, 'LoadBalancer');
+    assert.deepEqual(trafficSpec.ports.map((p) => p.targetPort), ['http'], 'the traffic Service carries no admin port');
+    assert.equal(adminSpec.type, 'ClusterIP', 'the admin Service stays inside the cluster whatever service.type says');
+    assert.deepEqual(adminSpec.ports.map((p) => [p.name, p.port, p.targetPort]), [['admin', 9090, 'admin']]);
+    assert.deepEqual(adminSpec.selector, trafficSpec.selector);
+    // The ServiceMonitor selects the admin Service and not the traffic one.
+    const selector = ((only(objects, 'ServiceMonitor')['spec'] as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    const matches = (o: K8sObject) => Object.entries(selector).every(([k, v]) => o.metadata.labels?.[k] === v);
+    assert.deepEqual([matches(admin), matches(traffic)], [true, false]);
   });
 
   it('NetworkPolicy: ingress to the two ports, egress to DNS, the API server and the engines only', () => {
@@ -450,12 +471,12 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     }
   });
 
-  it('the helm test hook runs `switchyard check` against /readyz and /v1/models through the Service', () => {
+  it('the helm test hook runs `switchyard check` against /readyz and /v1/models through the admin and traffic Services', () => {
     const pod = only(rendered.get('defaults') as K8sObject[], 'Pod');
     assert.equal(pod.metadata.annotations?.['helm.sh/hook'], 'test');
     const c = (pod['spec'] as PodSpec).containers[0] as Container;
     assert.deepEqual(c.command, ['/nodejs/bin/node', '/app/router/cli/bin.ts']);
-    assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
+    assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard-admin.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
     assert.equal((pod['spec'] as PodSpec).automountServiceAccountToken, false);
   });
 
@@ -463,7 +484,8 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     const result = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client']);
     assert.equal(result.code, 0, result.stderr);
     const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
-    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard 8080:8080 9090:9090/);
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard 8080:8080 &/);
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard-admin 9090:9090 &/);
     assert.match(notes, /curl -s http:\/\/127\.0\.0\.1:8080\/v1\/models/);
     assert.match(notes, /helm test notes -n inference/);
   });

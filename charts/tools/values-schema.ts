@@ -187,12 +187,16 @@ const chartValues = z
     securityContext: k8sObject('Container securityContext (restricted Pod Security by default).'),
     service: z
       .object({
-        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).describe('Service type.'),
-        ports: z.object({ http: port.describe('Traffic port.'), admin: port.describe('Admin port.') }).strict().describe('Service ports.'),
-        annotations: z.record(z.string(), z.string()).describe('Annotations.'),
+        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).describe('Type of the traffic Service (the admin Service is always ClusterIP).'),
+        ports: z
+          .object({ http: port.describe('Traffic port, on the traffic Service (<fullname>).'), admin: port.describe('Admin port, on the admin Service (<fullname>-admin).') })
+          .strict()
+          .describe('Service ports.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations of the traffic Service.'),
+        adminAnnotations: z.record(z.string(), z.string()).describe('Annotations of the admin Service.'),
       })
       .strict()
-      .describe('The Service in front of the replicas.'),
+      .describe('The Services in front of the replicas: traffic, and admin apart from it.'),
     networkPolicy: z
       .object({
         enabled: z.boolean().describe('Ingress only to the traffic and admin ports; egress only to DNS, the API server and the engines.'),
