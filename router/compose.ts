@@ -104,6 +104,8 @@ export class Router {
   readonly #shared: SharedState | undefined;
   readonly sharedMetrics: SharedStateMetrics;
   #inFlight = 0;
+  /** The admin port's connection cap, fitted to the open-file limit. */
+  readonly #adminConnections: number;
 
   constructor(config: Config, options: RouterOptions = {}) {
     this.config = config;
@@ -123,7 +125,8 @@ export class Router {
       replicas: config.load.replicas,
     });
     const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
-    const fitted = fitToFileLimit(config.admission);
+    const fitted = fitToFileLimit(config.admission, { adminConnections: config.adminMaxConnections });
+    this.#adminConnections = fitted.adminConnections;
     const connections = new ConnectionGuard({ maxConnections: fitted.limits.maxConnections, maxPerClient: config.server.maxConnectionsPerClient });
     this.#upstream = new Agent({
       connections: config.upstream.connectionsPerEndpoint ?? fitted.limits.maxInFlight,
@@ -210,8 +213,8 @@ export class Router {
       countMove: (reason) => this.sharedMetrics.countSessionMove(reason),
     });
     this.#shedLog = new ShedLog(this.logger);
-    if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight) {
-      this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits }, 'router caps lowered to fit the open-file limit');
+    if (fitted.limits.maxConnections < config.admission.maxConnections || fitted.limits.maxInFlight < config.admission.maxInFlight || fitted.adminConnections < config.adminMaxConnections) {
+      this.logger.warn({ openFiles: fitted.openFiles, ...fitted.limits, adminMaxConnections: fitted.adminConnections }, 'router caps lowered to fit the open-file limit');
     }
     const admission = new AdmissionControl<EndpointState>({
       decide: (facts, priority) => scheduler.schedule(facts, priority),
@@ -322,6 +325,7 @@ export class Router {
       fetch: admin.fetch,
       readiness: readinessState,
       token: adminToken,
+      maxConnections: this.#adminConnections,
     });
   }
 

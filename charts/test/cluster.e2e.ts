@@ -274,22 +274,27 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
         return hook !== undefined;
       }, 60_000, () => output);
       assert.ok(hook);
-      // No kube-proxy or DNS here: the Service name resolves to the router pod, whose ports equal the Service's.
-      const service = (await cluster.must('GET', `/api/v1/namespaces/${RELEASE_NS}/services/${name}-switchyard`)) as { spec: { ports: { name: string; port: number }[] } };
-      for (const p of service.spec.ports) assert.equal(p.port, ports.find((c) => c.name === p.name)?.containerPort, `Service port ${p.name} = container port`);
+      // No kube-proxy or DNS here: the Service names resolve to the router pod, whose ports equal the Services'.
+      const servicePorts: string[] = [];
+      for (const service of [`${name}-switchyard`, `${name}-switchyard-admin`]) {
+        const found = (await cluster.must('GET', `/api/v1/namespaces/${RELEASE_NS}/services/${service}`)) as { spec: { ports: { name: string; port: number }[] } };
+        for (const p of found.spec.ports) assert.equal(p.port, ports.find((c) => c.name === p.name)?.containerPort, `${service} port ${p.name} = container port`);
+        servicePorts.push(...found.spec.ports.map((p) => `${service}:${p.name}`));
+      }
+      assert.deepEqual(servicePorts, [`${name}-switchyard:http`, `${name}-switchyard-admin:admin`]);
       const check = runContainer({
         pod: hook,
         container: 'check',
         image: imageLayout(requireApp()),
         volumes: await volumeContents(hook),
-        hosts: `127.0.0.1 localhost\n${POD_ADDRESS} ${name}-switchyard.${RELEASE_NS}.svc ${name}-switchyard.${RELEASE_NS}.svc.cluster.local\n`,
+        hosts: `127.0.0.1 localhost\n${POD_ADDRESS} ${name}-switchyard.${RELEASE_NS}.svc ${name}-switchyard.${RELEASE_NS}.svc.cluster.local ${name}-switchyard-admin.${RELEASE_NS}.svc ${name}-switchyard-admin.${RELEASE_NS}.svc.cluster.local\n`,
       });
       const code = await check.exited;
       const checkOutput = check.output();
       await check.stop();
       t.diagnostic(`helm test hook (switchyard check), exit ${code}: ${checkOutput.trim().replace(/\n/g, ' | ')}`);
       assert.equal(code, 0, checkOutput);
-      assert.match(checkOutput, /^ok {3}http:\/\/sy-switchyard\.switchyard\.svc:9090\/readyz 200/m);
+      assert.match(checkOutput, /^ok {3}http:\/\/sy-switchyard-admin\.switchyard\.svc:9090\/readyz 200/m);
       assert.match(checkOutput, /^ok {3}http:\/\/sy-switchyard\.switchyard\.svc:8080\/v1\/models 200 1 model/m);
       await cluster.must('PATCH', `/api/v1/namespaces/${RELEASE_NS}/pods/${hookName}/status`, { status: { phase: 'Succeeded' } }, 'application/merge-patch+json');
       assert.equal(await exited, 0, output);

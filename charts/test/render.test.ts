@@ -59,6 +59,9 @@ interface Rule {
 
 const podSpec = (objects: K8sObject[]) => ((only(objects, 'Deployment')['spec'] as { template: { spec: PodSpec } }).template.spec);
 const router = (objects: K8sObject[]) => podSpec(objects).containers.find((c) => c.name === 'router') as Container;
+/** One egress rule of the chart's NetworkPolicy. */
+type EgressRule = { to?: unknown[]; ports?: { port: number | string; protocol?: string }[] };
+const egressOf = (objects: K8sObject[]) => (only(objects, 'NetworkPolicy')['spec'] as { egress: EgressRule[] }).egress;
 const renderedConfig = (objects: K8sObject[]) => (only(objects, 'ConfigMap', 'sy-switchyard')['data'] as Record<string, string>)['config.yaml'] as string;
 
 /** Bytes of a Kubernetes memory quantity (Ki, Mi, Gi, k, M, G or plain). */
@@ -277,23 +280,67 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.deepEqual(redis['tls'], { enabled: true, caFile: '/var/run/secrets/switchyard/redis-tls/ca.crt' });
   });
 
-  it('NetworkPolicy: egress to Redis on its configured ports (Sentinels and their master too), or the rules given', async () => {
-    type Egress = { to?: unknown[]; ports?: { port: number }[] }[];
-    const egress = (objects: K8sObject[]) => (only(objects, 'NetworkPolicy')['spec'] as { egress: Egress }).egress;
-    const ports = (rules: Egress) => rules.flatMap((r) => (r.to === undefined ? (r.ports ?? []).map((p) => p.port) : []));
-    assert.ok(ports(egress(rendered.get('redis-values.yaml') as K8sObject[])).includes(6380), 'the port of config.redis.url');
-    assert.ok(!ports(egress(rendered.get('networkpolicy-values.yaml') as K8sObject[])).includes(6379), 'no Redis rule without Redis');
-    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"mode":"sentinel","nodes":["s-0.s:26379","s-1.s:26379"]}'] });
-    assert.deepEqual(ports(egress(sentinel)).filter((p) => p !== 53), [26379, 6379]);
-    const given = [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis' } } }], ports: [{ port: 6379, protocol: 'TCP' }] }];
+  it('NetworkPolicy: egress to Redis on its configured ports (Sentinels and their master too), to the peers derived or given, or the rules given', async () => {
+    const inRedisNamespace = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis' } } };
+    const redisRule = (objects: K8sObject[]) => egressOf(objects).at(-1);
+    assert.deepEqual(redisRule(rendered.get('redis-values.yaml') as K8sObject[]), { to: [inRedisNamespace], ports: [{ port: 6380, protocol: 'TCP' }] }, 'the namespace and port of config.redis.url');
+    assert.ok(!JSON.stringify(egressOf(rendered.get('networkpolicy-values.yaml') as K8sObject[])).includes('"port":63'), 'no Redis rule without Redis');
+    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"mode":"sentinel","nodes":["s-0.sentinel.redis.svc:26379","s-1.sentinel.redis.svc.cluster.local:26379"]}'] });
+    assert.deepEqual(redisRule(sentinel), { to: [inRedisNamespace], ports: [{ port: 26379, protocol: 'TCP' }, { port: 6379, protocol: 'TCP' }] });
+    const byAddress = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://10.1.2.3:6379"}'] });
+    assert.deepEqual(redisRule(byAddress)?.to, [{ ipBlock: { cidr: '10.1.2.3/32' } }]);
+    const peers = [{ podSelector: { matchLabels: { app: 'redis' } } }];
+    const named = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://redis.example.com:6379"}', `networkPolicy.redisTo=${JSON.stringify(peers)}`] });
+    assert.deepEqual(redisRule(named), { to: peers, ports: [{ port: 6379, protocol: 'TCP' }] });
+    const given = [{ to: [inRedisNamespace], ports: [{ port: 6379, protocol: 'TCP' }] }];
     const custom = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://r.redis.svc:6379"}', `networkPolicy.redis=${JSON.stringify(given)}`] });
-    assert.deepEqual(egress(custom).at(-1), given[0]);
+    assert.deepEqual(redisRule(custom), given[0]);
+  });
+
+  it('regression: with NetworkPolicy on, Redis egress was open to any address on its ports', async () => {
+    for (const [name, objects] of rendered) {
+      if (!objects.some((o) => o.kind === 'NetworkPolicy')) continue;
+      for (const rule of egressOf(objects)) assert.ok((rule.to ?? []).length > 0, `${name}: an egress rule without peers allows any address: ${JSON.stringify(rule)}`);
+    }
+    const refused: [string[], RegExp][] = [
+      [['config.redis={"url":"redis://redis.example.com:6379"}'], /Redis host redis\.example\.com .* set networkPolicy\.redisTo/],
+      [['config.redis={"mode":"sentinel","nodes":["s-0.s:26379"]}'], /Redis host s-0\.s /],
+      [['config.redis={"url":"redis://r.redis.svc:6379"}', 'networkPolicy.redis=[{"ports":[{"port":6379}]}]'], /every rule needs `to`/],
+    ];
+    for (const [pairs, message] of refused) {
+      const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', ...pairs.flatMap((p) => ['--set-json', p])]);
+      assert.notEqual(result.code, 0, `${pairs.join(' ')} refused`);
+      assert.match(result.stderr, message, pairs.join(' '));
+    }
+  });
+
+  it('regression: with NetworkPolicy on and apiServer.cidrs empty, egress was open to any address on 443/6443', async () => {
+    const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', '--set-json', 'config.discovery={"mode":"endpointslices","service":"vllm"}']);
+    assert.notEqual(result.code, 0, 'refused');
+    assert.match(result.stderr, /networkPolicy\.apiServer\.cidrs is empty, but discovery reads the Kubernetes API/);
+    assert.match(result.stderr, /kubectl get endpointslices -n default kubernetes/);
+    // Without API discovery there is no API rule to open: static backends render with no CIDRs.
+    const staticOnly = await template({ setJson: ['networkPolicy.enabled=true', 'config.backends=["http://10.20.0.5:8000"]'] });
+    assert.ok(!JSON.stringify(egressOf(staticOnly)).includes('"port":6443'));
+    // The notes say how to compare the CIDRs with the API server's endpoints.
+    const notes = await helm(['install', 'np', CHART, '--dry-run=client', '--values', `${CHART}/ci/networkpolicy-values.yaml`]);
+    assert.equal(notes.code, 0, notes.stderr);
+    assert.match(notes.stdout, /Egress to the Kubernetes API only at 10\.0\.0\.1\/32[\s\S]*kubectl get endpointslices -n default kubernetes/);
+  });
+
+  it('regression: networkPolicy.adminFrom [] admitted every peer to the admin port instead of none', async () => {
+    const objects = await template({ setJson: ['networkPolicy.enabled=true', 'networkPolicy.trafficFrom=[]', 'networkPolicy.adminFrom=[]'] });
+    const ingress = (only(objects, 'NetworkPolicy')['spec'] as { ingress: { ports: { port: string }[]; from?: unknown[] }[] }).ingress;
+    assert.deepEqual(ingress.map((r) => r.ports.map((p) => p.port)), [['http']], 'no ingress rule for the admin port');
+    // helm test then reads /readyz on the traffic port, which the policy lets it reach.
+    const args = ((only(objects, 'Pod')['spec'] as PodSpec).containers[0] as Container).args;
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard.switchyard.svc:8080/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
   });
 
   it('helm test with API keys on checks /readyz only (the test Pod holds no client key, and /v1/models would answer 401)', () => {
     const pod = only(rendered.get('redis-values.yaml') as K8sObject[], 'Pod');
     const args = ((pod['spec'] as PodSpec).containers[0] as Container).args;
-    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard.switchyard.svc:9090/readyz']);
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard-admin.switchyard.svc:9090/readyz']);
   });
 
   it('the values schema refuses inline secrets, chart-owned keys, typos and incomplete sources', async () => {
@@ -416,10 +463,31 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.equal(replicasIn(rendered.get('defaults') as K8sObject[]), undefined);
   });
 
-  it('Service: ClusterIP with the traffic and admin ports by name', () => {
-    const service = only(rendered.get('defaults') as K8sObject[], 'Service')['spec'] as { type: string; ports: { name: string; targetPort: string }[] };
+  it('Services: ClusterIP traffic Service with the traffic port by name, and the admin port on a Service of its own', async () => {
+    const service = only(rendered.get('defaults') as K8sObject[], 'Service', 'sy-switchyard')['spec'] as { type: string; ports: { name: string; targetPort: string }[] };
     assert.equal(service.type, 'ClusterIP');
-    assert.deepEqual(service.ports.map((p) => [p.name, p.targetPort]), [['http', 'http'], ['admin', 'admin']]);
+    assert.deepEqual(service.ports.map((p) => [p.name, p.targetPort]), [['http', 'http']]);
+    const annotated = await template({ setJson: ['service.annotations={"t":"1"}', 'service.adminAnnotations={"a":"2"}'] });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard').metadata.annotations, { t: '1' });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard-admin').metadata.annotations, { a: '2' });
+  });
+
+  it('regression: the admin port (/metrics, /debug/endpoints) was published on the traffic Service, so exposing traffic exposed it too', async () => {
+    type ServiceSpec = { type: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+    const objects = await template({ setJson: ['service.type="LoadBalancer"', 'metrics.serviceMonitor.enabled=true'] });
+    const traffic = only(objects, 'Service', 'sy-switchyard');
+    const admin = only(objects, 'Service', 'sy-switchyard-admin');
+    const trafficSpec = traffic['spec'] as ServiceSpec;
+    const adminSpec = admin['spec'] as ServiceSpec;
+    assert.equal(trafficSpec.type, 'LoadBalancer');
+    assert.deepEqual(trafficSpec.ports.map((p) => p.targetPort), ['http'], 'the traffic Service carries no admin port');
+    assert.equal(adminSpec.type, 'ClusterIP', 'the admin Service stays inside the cluster whatever service.type says');
+    assert.deepEqual(adminSpec.ports.map((p) => [p.name, p.port, p.targetPort]), [['admin', 9090, 'admin']]);
+    assert.deepEqual(adminSpec.selector, trafficSpec.selector);
+    // The ServiceMonitor selects the admin Service and not the traffic one.
+    const selector = ((only(objects, 'ServiceMonitor')['spec'] as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    const matches = (o: K8sObject) => Object.entries(selector).every(([k, v]) => o.metadata.labels?.[k] === v);
+    assert.deepEqual([matches(admin), matches(traffic)], [true, false]);
   });
 
   it('NetworkPolicy: ingress to the two ports, egress to DNS, the API server and the engines only', () => {
@@ -458,12 +526,12 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     }
   });
 
-  it('the helm test hook runs `switchyard check` against /readyz and /v1/models through the Service', () => {
+  it('the helm test hook runs `switchyard check` against /readyz and /v1/models through the admin and traffic Services', () => {
     const pod = only(rendered.get('defaults') as K8sObject[], 'Pod');
     assert.equal(pod.metadata.annotations?.['helm.sh/hook'], 'test');
     const c = (pod['spec'] as PodSpec).containers[0] as Container;
     assert.deepEqual(c.command, ['/nodejs/bin/node', '/app/router/cli/bin.ts']);
-    assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
+    assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard-admin.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
     assert.equal((pod['spec'] as PodSpec).automountServiceAccountToken, false);
   });
 
@@ -471,9 +539,14 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     const result = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client']);
     assert.equal(result.code, 0, result.stderr);
     const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
-    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard 8080:8080 9090:9090/);
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard 8080:8080 &/);
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard-admin 9090:9090 &/);
     assert.match(notes, /curl -s http:\/\/127\.0\.0\.1:8080\/v1\/models/);
     assert.match(notes, /helm test notes -n inference/);
+    assert.doesNotMatch(notes, /inline env values/, 'static discovery reads no pod');
+    const pods = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client', '--values', `${CHART}/ci/pods-values.yaml`]);
+    assert.equal(pods.code, 0, pods.stderr);
+    assert.match(pods.stdout, /pods discovery: the router's Role can read every pod spec in inference,\s+including inline env values/);
   });
 
   it('names stay within 63 characters for the longest release name helm allows (53)', async () => {

@@ -187,27 +187,41 @@ const chartValues = z
     securityContext: k8sObject('Container securityContext (restricted Pod Security by default).'),
     service: z
       .object({
-        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).describe('Service type.'),
-        ports: z.object({ http: port.describe('Traffic port.'), admin: port.describe('Admin port.') }).strict().describe('Service ports.'),
-        annotations: z.record(z.string(), z.string()).describe('Annotations.'),
+        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).describe('Type of the traffic Service (the admin Service is always ClusterIP).'),
+        ports: z
+          .object({ http: port.describe('Traffic port, on the traffic Service (<fullname>).'), admin: port.describe('Admin port, on the admin Service (<fullname>-admin).') })
+          .strict()
+          .describe('Service ports.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations of the traffic Service.'),
+        adminAnnotations: z.record(z.string(), z.string()).describe('Annotations of the admin Service.'),
       })
       .strict()
-      .describe('The Service in front of the replicas.'),
+      .describe('The Services in front of the replicas: traffic, and admin apart from it.'),
     networkPolicy: z
       .object({
         enabled: z.boolean().describe('Ingress only to the traffic and admin ports; egress only to DNS, the API server and the engines.'),
         trafficFrom: k8sList('Peers allowed to the traffic port (NetworkPolicyPeer list); empty: anyone.'),
-        adminFrom: k8sList('Peers allowed to the admin port; empty: anyone.'),
+        adminFrom: k8sList('Peers allowed to the admin port (NetworkPolicyPeer list); empty: nobody (kubelet probes come from the node, which most CNIs always allow).'),
         dns: z
           .object({ namespace: z.string().min(1).describe('Namespace of the cluster DNS.'), podLabels: z.record(z.string(), z.string()).describe('Labels of the DNS pods.') })
           .strict()
           .describe('Cluster DNS.'),
         apiServer: z
-          .object({ cidrs: z.array(z.string().min(1)).describe('CIDRs of the API server endpoints; empty: any address.'), ports: z.array(port).describe('API server ports.') })
+          .object({
+            cidrs: z
+              .array(z.string().min(1))
+              .describe(
+                "CIDRs of the API server endpoints (/32 each); required when discovery reads the API (rendering fails without them): `kubectl get endpointslices -n default kubernetes -o jsonpath='{.items[*].endpoints[*].addresses[*]}'`.",
+              ),
+            ports: z.array(port).describe('API server ports.'),
+          })
           .strict()
           .describe('The kube-apiserver (only when discovery reads the API).'),
         engines: k8sList('Egress rules to the engines (NetworkPolicyEgressRule list); empty: derived from config (watched namespaces, plain label selectors, static backends given by IP).'),
-        redis: k8sList('Egress rules to Redis when config.redis is set (NetworkPolicyEgressRule list); empty: any address on the ports of config.redis.url or nodes (in sentinel mode also 6379, for the master the Sentinels name).'),
+        redisTo: k8sList(
+          'Peers the router may reach Redis at (NetworkPolicyPeer list), on the ports of config.redis.url or nodes (in sentinel mode also 6379, for the master the Sentinels name); empty: derived from the hosts (a namespaceSelector for NAME.NAMESPACE.svc, an ipBlock for an IPv4 address; rendering fails for any other host). Never any address.',
+        ),
+        redis: k8sList('Egress rules to Redis (NetworkPolicyEgressRule list) that replace the derived one; each needs `to`.'),
         extraEgress: k8sList('More egress rules, appended.'),
       })
       .strict()

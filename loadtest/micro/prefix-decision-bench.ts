@@ -100,7 +100,7 @@ for (const size of [1_024, 32 * 1_024, 200 * 1_024]) {
       });
       return time((i) => {
         const body = facts[i % CONVERSATIONS] as BodyFacts;
-        const requestFacts = classifier.classify({}, body, size);
+        const requestFacts = classifier.classify({}, body, size, undefined);
         const schedule = scheduler.schedule(requestFacts);
         assert.equal(schedule.kind, 'admit');
         classifier.admitted(requestFacts, schedule.attempts[0] as { id: string });

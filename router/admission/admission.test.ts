@@ -66,12 +66,26 @@ describe('router pressure', () => {
   });
   it('fits the caps under the open-file limit', () => {
     const procLimits = 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            256                  1024                 files     \n';
-    const fitted = fitToFileLimit({ maxInFlight: 10_000, maxConnections: 20_000, eventLoopLagMs: 200 }, () => procLimits);
+    const fitted = fitToFileLimit({ maxInFlight: 10_000, maxConnections: 20_000, eventLoopLagMs: 200 }, { readLimits: () => procLimits });
     assert.equal(fitted.openFiles, 256);
     assert.equal(fitted.limits.maxConnections, 96);
     assert.equal(fitted.limits.maxInFlight, 96);
-    const roomy = fitToFileLimit(limits, () => 'Max open files            unlimited            unlimited            files\n');
+    const roomy = fitToFileLimit(limits, { adminConnections: 64, readLimits: () => 'Max open files            unlimited            unlimited            files\n' });
     assert.deepEqual(roomy.limits, limits);
+    assert.equal(roomy.adminConnections, 64);
+  });
+  it('reserves the admin port\'s connection cap before the traffic sides split the open-file limit', () => {
+    const procLimits = (soft: number) => `Max open files            ${soft}                  ${soft}                 files     \n`;
+    const wanted = { maxInFlight: 10_000, maxConnections: 20_000, eventLoopLagMs: 200 };
+    const at1024 = fitToFileLimit(wanted, { adminConnections: 64, readLimits: () => procLimits(1024) });
+    assert.equal(at1024.adminConnections, 64);
+    assert.equal(at1024.limits.maxConnections, 448); // (1024 - 64 - 64) / 2
+    assert.equal(at1024.limits.maxInFlight, 448);
+    // A small limit shrinks the admin cap to an eighth of the budget, never below 8.
+    const at256 = fitToFileLimit(wanted, { adminConnections: 64, readLimits: () => procLimits(256) });
+    assert.equal(at256.adminConnections, 24);
+    assert.equal(at256.limits.maxConnections, 84);
+    assert.equal(fitToFileLimit(wanted, { adminConnections: 64, readLimits: () => procLimits(100) }).adminConnections, 8);
   });
 });
 

@@ -35,13 +35,34 @@ export function pressureReason(limits: PressureLimits, gauges: PressureGauges, p
   return undefined;
 }
 
+/** Options of {@link fitToFileLimit}. */
+export interface FileLimitOptions {
+  /** The admin port's connection cap (`adminMaxConnections`), reserved before the traffic sides split the rest; 0 by default. */
+  readonly adminConnections?: number;
+  /** Reads `/proc/self/limits` (injected by tests). */
+  readonly readLimits?: () => string;
+}
+
+/** What {@link fitToFileLimit} returns. */
+export interface FittedLimits {
+  readonly limits: PressureLimits;
+  /** The admin port's connection cap to use. */
+  readonly adminConnections: number;
+  /** The soft open-file limit read; undefined off Linux or when unlimited. */
+  readonly openFiles: number | undefined;
+}
+
 /**
  * Caps the connection and in-flight limits below the process's open-file
  * limit: every client connection may need an upstream one too, and running
  * out of descriptors (EMFILE) must never happen in place of a clean 429.
- * Returns the limits to use and the soft limit read (undefined off Linux).
+ * The admin port shares the limit, so its connection cap is reserved first
+ * (and fitted to at most an eighth of the budget): idle admin connections
+ * can never take the traffic port's descriptors.
  */
-export function fitToFileLimit(limits: PressureLimits, readLimits: () => string = () => readFileSync('/proc/self/limits', 'utf8')): { limits: PressureLimits; openFiles: number | undefined } {
+export function fitToFileLimit(limits: PressureLimits, options: FileLimitOptions = {}): FittedLimits {
+  const wantedAdmin = options.adminConnections ?? 0;
+  const readLimits = options.readLimits ?? (() => readFileSync('/proc/self/limits', 'utf8'));
   let openFiles: number | undefined;
   try {
     const line = readLimits()
@@ -50,13 +71,16 @@ export function fitToFileLimit(limits: PressureLimits, readLimits: () => string 
     const soft = line?.split(/\s{2,}/)[1];
     if (soft !== undefined && soft !== 'unlimited') openFiles = Number(soft);
   } catch {
-    return { limits, openFiles: undefined };
+    return { limits, adminConnections: wantedAdmin, openFiles: undefined };
   }
-  if (openFiles === undefined || !Number.isFinite(openFiles)) return { limits, openFiles: undefined };
-  // Keep 64 descriptors for the process itself (listeners, logs, scrapes), half the rest per side.
-  const perSide = Math.max(8, Math.floor((openFiles - 64) / 2));
+  if (openFiles === undefined || !Number.isFinite(openFiles)) return { limits, adminConnections: wantedAdmin, openFiles: undefined };
+  // Keep 64 descriptors for the process itself (listeners, logs, scrapes), then the admin port's, half the rest per side.
+  const budget = Math.max(0, openFiles - 64);
+  const adminConnections = Math.min(wantedAdmin, Math.max(8, Math.floor(budget / 8)));
+  const perSide = Math.max(8, Math.floor((budget - adminConnections) / 2));
   return {
     limits: { ...limits, maxConnections: Math.min(limits.maxConnections, perSide), maxInFlight: Math.min(limits.maxInFlight, perSide) },
+    adminConnections,
     openFiles,
   };
 }

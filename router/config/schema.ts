@@ -91,7 +91,7 @@ const server = z
       .array(ipOrCidr)
       .default([])
       .describe(
-        'Socket addresses of the proxies in front of the router (IPv4/IPv6 addresses or CIDR blocks, e.g. 10.0.0.0/8): only connections from these may set the priority header (admission.priorityHeader) and pass X-Forwarded-*, Forwarded and X-Real-IP on to the engines; from any other client the priority header is ignored and those headers are dropped (X-Forwarded-For always gets the socket address appended). Empty: nobody.',
+        'Socket addresses of the proxies in front of the router (IPv4/IPv6 addresses or CIDR blocks, e.g. 10.0.0.0/8): only connections from these may set the priority header (admission.priorityHeader) and pass X-Forwarded-*, Forwarded and X-Real-IP on to the engines; from any other client the priority header is ignored and those headers are dropped, its X-Forwarded-For replaced by the socket address (to the chain of a trusted proxy it is appended). Empty: nobody.',
       ),
   })
   .prefault({})
@@ -534,6 +534,16 @@ export const configSchema = z
       .optional()
       .describe(
         'File holding a bearer token (one line, checked at start-up) that /metrics and /debug/* on the admin port then require; /livez and /readyz never do. Unset: the admin port is open to anyone who can reach it.',
+      ),
+    adminMaxConnections: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      // Kubelet probes, a few Prometheus scrapers and an operator need a handful; reserved in the open-file budget.
+      .default(64)
+      .describe(
+        'Open connections the admin port holds at most, reserved in the open-file budget before the traffic caps (lowered to an eighth of it when the limit is small). At the cap a new connection closes the oldest one with no request being answered, so probes still get through.',
       ),
     backends: z.array(backendUrl).default([]).describe('Static engine base URLs, e.g. http://10.0.0.5:8000 (flag: --backend, repeatable).'),
     kubeconfig: z

@@ -182,10 +182,15 @@ export interface RouterProcess {
 
 /**
  * Starts `switchyard serve` as a child process and resolves with its ports
- * once it listens. `nodeArgs` go to node before the script (e.g. `--import`).
+ * once it listens. `nodeArgs` go to node before the script (e.g. `--import`);
+ * `openFiles` sets the child's open-file limit (`ulimit -n`) before it starts.
  */
-export function startRouterProcess(args: string[], nodeArgs: readonly string[] = []): Promise<RouterProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function startRouterProcess(args: string[], nodeArgs: readonly string[] = [], openFiles?: number): Promise<RouterProcess> {
+  const command = [process.execPath, ...nodeArgs, BIN, 'serve', ...args];
+  const child =
+    openFiles === undefined
+      ? spawn(command[0] as string, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$@"`, 'sh', ...command], { stdio: ['ignore', 'ignore', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let buffered = '';

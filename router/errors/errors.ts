@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'SWITCHYARD_BAD_REQUEST'
   | 'SWITCHYARD_MODEL_NOT_FOUND'
   | 'SWITCHYARD_NOT_FOUND'
+  | 'SWITCHYARD_RESPONSE_NOT_FOUND'
   | 'SWITCHYARD_METHOD_NOT_ALLOWED'
   | 'SWITCHYARD_EXPECTATION_FAILED'
   | 'SWITCHYARD_UNAUTHORIZED'
@@ -64,6 +65,9 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_BAD_REQUEST: { status: 400, type: 'invalid_request_error' },
   SWITCHYARD_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_NOT_FOUND: { status: 404, type: 'not_found_error' },
+  // A `previous_response_id` another tenant's request stored (router/load/response-pins.ts): answered
+  // as vLLM answers an id it does not hold (its type too), and never forwarded.
+  SWITCHYARD_RESPONSE_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
   SWITCHYARD_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
   SWITCHYARD_EXPECTATION_FAILED: { status: 417, type: 'invalid_request_error' },
   // Missing or wrong admin token or API key; the answer carries WWW-Authenticate (server/admin-auth.ts, request/tenant-gate.ts).

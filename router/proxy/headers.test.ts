@@ -39,13 +39,13 @@ describe('forwarded headers', () => {
     );
   });
 
-  it('drops every forwarding header of an untrusted client; X-Forwarded-For ends with its address, X-Forwarded-Proto is http (property)', () => {
+  it('drops every forwarding header of an untrusted client; X-Forwarded-For is its socket address alone, X-Forwarded-Proto is http (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.oneof(token, fc.constantFrom(...FORWARDING)), fc.string({ maxLength: 20 })), { maxLength: 20 }), (headers) => {
         const out = pairs(upstreamRequestHeaders(headers.flat(), ctx));
         const forwarding = out.filter(([name]) => isForwardingHeader(name.toLowerCase()));
         assert.deepEqual(forwarding.map(([name]) => name), ['x-forwarded-for', 'x-forwarded-proto']);
-        assert.ok(forwarding[0]?.[1].endsWith(ctx.clientAddress as string));
+        assert.equal(forwarding[0]?.[1], ctx.clientAddress);
         assert.equal(forwarding[1]?.[1], 'http');
       }),
     );
@@ -73,10 +73,10 @@ describe('forwarded headers', () => {
     assert.deepEqual(out.find(([n]) => n === 'forwarded'), ['forwarded', 'for=192.0.2.60;proto=https, for="[2001:db8::7]"']);
   });
 
-  it('appends the client address to X-Forwarded-For and sets the request id once', () => {
+  it("replaces an untrusted client's X-Forwarded-For with its address and sets the request id once", () => {
     const out = pairs(upstreamRequestHeaders(['X-Forwarded-For', '1.1.1.1', 'x-request-id', 'client-chosen', 'Host', 'evil'], ctx));
     assert.deepEqual(out, [
-      ['x-forwarded-for', '1.1.1.1, 10.1.2.3'],
+      ['x-forwarded-for', '10.1.2.3'],
       ['x-forwarded-proto', 'http'],
       ['x-request-id', 'rid'],
     ]);

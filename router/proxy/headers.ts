@@ -11,8 +11,10 @@
  * https://www.rfc-editor.org/rfc/rfc7239, and `X-Real-IP`) describe the
  * original client to the engine. Any client can send them, so they pass on
  * only from a trusted proxy (`server.trustedProxies`); the router writes
- * `X-Forwarded-For` (the client's chain plus the socket address, the one
- * entry it vouches for) and `X-Forwarded-Proto` itself.
+ * `X-Forwarded-For` and `X-Forwarded-Proto` itself. X-Forwarded-For is the
+ * socket address, the one entry the router vouches for, after a trusted
+ * proxy's chain; an untrusted client's chain is dropped like its other claims,
+ * since engines and their logs read the leftmost entry as the client.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -70,7 +72,7 @@ export function authorizationValue(rule: AuthorizationRule, clientAuthorization:
 
 /** Inputs of {@link upstreamRequestHeaders}. */
 export interface UpstreamHeaderContext {
-  /** The client's socket address, appended to X-Forwarded-For. */
+  /** The client's socket address: X-Forwarded-For (after a trusted proxy's chain). */
   readonly clientAddress: string | undefined;
   /**
    * The client is a trusted proxy: its forwarding headers pass on (its
@@ -122,7 +124,7 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: Upstr
     out.push(name, rawHeaders[i + 1] as string);
   }
   if (ctx.clientAddress !== undefined) {
-    out.push('x-forwarded-for', forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
+    out.push('x-forwarded-for', !trusted || forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
   }
   if (trusted && forwarded !== undefined) out.push('forwarded', ctx.clientAddress === undefined ? forwarded : `${forwarded}, for=${forwardedNode(ctx.clientAddress)}`);
   out.push('x-forwarded-proto', trusted && forwardedProto !== undefined ? forwardedProto : 'http', requestIdHeader, ctx.requestId);

@@ -10,7 +10,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
 import type { PrefixGroups } from '../load/prefix-groups.ts';
-import type { ResponsePins } from '../load/response-pins.ts';
+import { FOREIGN, type ResponsePins } from '../load/response-pins.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { prefixKeys } from '../scheduling/prefix-keys.ts';
 import { ResponseIdSearch } from './response-id.ts';
@@ -62,15 +62,17 @@ export class Classifier {
   }
 
   /**
-   * The request's scheduling facts.
-   * @throws SwitchyardError 404 for a model no endpoint serves, 400 when the request names none and there is no default.
+   * The request's scheduling facts. `tenant` is the API key's tenant
+   * (undefined without API keys): a response another tenant stored is not its to continue.
+   * @throws SwitchyardError 404 for a model no endpoint serves or a `previous_response_id`
+   *   another tenant stored, 400 when the request names no model and there is no default.
    */
-  classify(headers: IncomingHttpHeaders, body: BodyFacts, bodyBytes: number): RequestFacts {
+  classify(headers: IncomingHttpHeaders, body: BodyFacts, bodyBytes: number, tenant: string | undefined): RequestFacts {
     const deps = this.#deps;
     const model = body.model ?? this.#defaultModel();
     if (!deps.models.knowsModel(model)) throw new SwitchyardError('SWITCHYARD_MODEL_NOT_FOUND', `The model \`${model}\` does not exist.`, { param: 'model' });
     const sessionKey = sessionKeyOf(headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? body.user : undefined);
-    const pinnedEndpoint = body.previousResponseId === undefined ? undefined : deps.pins.endpointOf(body.previousResponseId);
+    const pinnedEndpoint = body.previousResponseId === undefined ? undefined : pinnedEndpointOf(deps.pins, body.previousResponseId, tenant);
     const facts = { model, stream: body.stream, sessionKey, bodyBytes, pinnedEndpoint };
     // Prefix keys only when they can matter: a keyless prompt under a profile that uses them.
     if (sessionKey !== undefined || body.promptPrefix === undefined || body.promptKind === undefined || !deps.usesPrefix(model)) return facts;
@@ -104,14 +106,15 @@ export class Classifier {
    * For one request on `route` whose answers name something later requests
    * refer to (the Responses API's stored response), a reader of the answer's
    * first chunks that learns which engine holds it; it returns true while it
-   * wants the next chunk. Undefined for other routes.
+   * wants the next chunk. Undefined for other routes. What it learns belongs
+   * to `tenant` (undefined without API keys).
    */
-  answerReader(route: string): ((endpointId: string, chunk: Buffer) => boolean) | undefined {
+  answerReader(route: string, tenant: string | undefined): ((endpointId: string, chunk: Buffer) => boolean) | undefined {
     if (route !== RESPONSES_ROUTE) return undefined;
     const search = new ResponseIdSearch();
     return (endpointId, chunk) => {
       const id = search.push(chunk);
-      if (typeof id === 'string') this.#deps.pins.remember(id, endpointId);
+      if (typeof id === 'string') this.#deps.pins.remember(id, endpointId, tenant);
       return id === undefined;
     };
   }
@@ -123,6 +126,18 @@ export class Classifier {
     if (models.length === 1) return models[0] as string;
     throw new SwitchyardError('SWITCHYARD_MISSING_MODEL', 'The request must name a `model`.', { param: 'model' });
   }
+}
+
+/**
+ * The engine that stored `responseId` for `tenant`, if known.
+ * @throws SwitchyardError 404 in vLLM's words for an id it does not hold, when another tenant's
+ *   request stored it: forwarded, the engine would continue that tenant's conversation (vLLM
+ *   stores responses without an owner). The id echoed is one the router itself read from an answer.
+ */
+function pinnedEndpointOf(pins: ResponsePins, responseId: string, tenant: string | undefined): string | undefined {
+  const pinned = pins.lookUp(responseId, tenant);
+  if (pinned !== FOREIGN) return pinned;
+  throw new SwitchyardError('SWITCHYARD_RESPONSE_NOT_FOUND', `Response with id '${responseId}' not found.`, { param: 'previous_response_id' });
 }
 
 function sessionKeyOf(value: string | string[] | undefined): string | undefined {

@@ -118,7 +118,7 @@ export class RequestLifecycle {
       // Stage: read (bounded body scan, within the body budget).
       const body = await read.body();
       // Stage: classify (model, session and prefix keys, pinned engine; a session's shared assignment).
-      let facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length);
+      let facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length, access?.tenant);
       modelLabel = facts.model;
       const lookup = deps.classifier.lookUpAssignment(facts);
       if (lookup !== undefined) facts = await lookup;
@@ -127,7 +127,7 @@ export class RequestLifecycle {
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
-        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes,
+        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes, tenant: access?.tenant,
         settle: () => {
           read.release();
           access?.release();
@@ -181,11 +181,13 @@ export class RequestLifecycle {
     facts: RequestFacts;
     attempts: readonly EndpointState[];
     bytes: Buffer;
+    /** The API key's tenant; undefined without API keys. */
+    tenant: string | undefined;
     settle: () => void;
   }): void {
     const deps = this.#deps;
     const { route, req, facts } = request;
-    const answerReader = deps.classifier.answerReader(route.path);
+    const answerReader = deps.classifier.answerReader(route.path, request.tenant);
     deps.forward({
       res: request.res,
       path: request.target,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ResponsePins } from '../load/response-pins.ts';
+import { FOREIGN, ResponsePins } from '../load/response-pins.ts';
 import { ResponseIdSearch, responseIdIn } from './response-id.ts';
 
 describe('response id', () => {
@@ -43,12 +43,24 @@ describe('response id search across chunks', () => {
 describe('response pins', () => {
   it('remembers the engine of a response and drops the least recently used beyond the bound', () => {
     const pins = new ResponsePins(2);
-    pins.remember('resp_a', 'e1');
-    pins.remember('resp_b', 'e2');
-    assert.equal(pins.endpointOf('resp_a'), 'e1'); // a is now the most recent
-    pins.remember('resp_c', 'e3');
-    assert.equal(pins.endpointOf('resp_b'), undefined);
-    assert.equal(pins.endpointOf('resp_a'), 'e1');
+    pins.remember('resp_a', 'e1', undefined);
+    pins.remember('resp_b', 'e2', undefined);
+    assert.equal(pins.lookUp('resp_a', undefined), 'e1'); // a is now the most recent
+    pins.remember('resp_c', 'e3', undefined);
+    assert.equal(pins.lookUp('resp_b', undefined), undefined);
+    assert.equal(pins.lookUp('resp_a', undefined), 'e1');
     assert.equal(pins.size, 2);
+  });
+
+  it("hands a pin only to the tenant whose request stored the response; another tenant's look-up does not refresh it", () => {
+    const pins = new ResponsePins(2);
+    pins.remember('resp_a', 'e1', 'team-a');
+    pins.remember('resp_b', 'e2', 'team-a');
+    assert.equal(pins.lookUp('resp_a', 'team-b'), FOREIGN);
+    assert.equal(pins.lookUp('resp_a', undefined), FOREIGN);
+    pins.remember('resp_c', 'e3', 'team-b'); // resp_a is still the least recent
+    assert.equal(pins.lookUp('resp_a', 'team-a'), undefined);
+    assert.equal(pins.lookUp('resp_b', 'team-a'), 'e2');
+    assert.equal(pins.lookUp('resp_c', 'team-b'), 'e3');
   });
 });

@@ -24,6 +24,8 @@ export interface AdminPortOptions {
   readonly readiness: () => ReadinessState;
   /** Bearer token every path but `/livez` and `/readyz` needs; undefined: open. Only its digest reaches the worker. */
   readonly token?: string | undefined;
+  /** Open admin connections at most, fitted to the open-file limit (see admin-connections.ts). */
+  readonly maxConnections: number;
 }
 
 export class AdminPort {
@@ -45,6 +47,7 @@ export class AdminPort {
       state: this.#state.buffer,
       livenessStallMs: this.#options.livenessStallMs,
       tokenSha256: this.#options.token === undefined ? undefined : adminTokenDigest(this.#options.token),
+      maxConnections: this.#options.maxConnections,
     };
     this.publish();
     this.#timer = setInterval(() => this.publish(), HEARTBEAT_MS);

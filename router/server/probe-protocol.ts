@@ -34,6 +34,8 @@ export interface ProbeWorkerData {
    * then needs it. Undefined: no token, every path open.
    */
   readonly tokenSha256: Uint8Array | undefined;
+  /** Open admin connections at most (see admin-connections.ts); already fitted to the open-file limit. */
+  readonly maxConnections: number;
 }
 
 /** An admin request the worker hands to the main thread. */

@@ -10,8 +10,10 @@
  * they reach the main thread (see admin-auth.ts).
  */
 import { createServer, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { adminAuthorized, needsAdminToken, unauthorizedAnswer } from './admin-auth.ts';
+import { AdminConnectionCap } from './admin-connections.ts';
 import { readiness } from './health.ts';
 import { PROBE_STATE, SHARED_STATE_CODES, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 
@@ -21,6 +23,7 @@ const port = parentPort;
 if (port === null) throw new Error('the probe worker must run in a worker thread');
 
 const pending = new Map<number, ServerResponse>();
+const connections = new AdminConnectionCap(data.maxConnections);
 let nextId = 0;
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -38,6 +41,7 @@ port.on('message', (message: AdminResponseMessage) => {
 });
 
 const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  connections.begin(req, res);
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && path === '/livez') {
     const stalledMs = Date.now() - Number(Atomics.load(state, PROBE_STATE.heartbeat));
@@ -68,6 +72,7 @@ const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, ke
   port.postMessage(message);
   req.resume();
 });
+server.on('connection', (socket: Socket) => connections.accept(socket));
 server.on('clientError', (_err, socket) => socket.destroy());
 
 server.listen({ host: data.host, port: data.port, backlog: 511 }, () => {

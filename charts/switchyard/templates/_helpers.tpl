@@ -21,6 +21,11 @@ labels.
 {{- end }}
 {{- end }}
 
+{{/* The admin Service's name: the full name plus -admin, within 63 characters. */}}
+{{- define "switchyard.adminServiceName" -}}
+{{- printf "%s-admin" (include "switchyard.fullname" . | trunc 57 | trimSuffix "-") }}
+{{- end }}
+
 {{- define "switchyard.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
