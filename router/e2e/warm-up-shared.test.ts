@@ -83,4 +83,16 @@ describe('warm-up keeps shared sessions home (fresh replicas, one Redis, default
     const stillKept = [...home.values()].filter((served) => served.size === 1).length;
     assert.equal(stillKept, SESSIONS, `${SESSIONS - stillKept} of ${SESSIONS} sessions moved once a fourth replica joined`);
   });
+
+  it('costs no request when Redis is paused and then killed mid-run (sessions fall back to hashing, every answer 200)', async () => {
+    await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+    for (let i = 0; i < 3; i++) await replica(engines.slice(0, 3));
+    const home = new Map<string, Set<number>>();
+    await rounds('steady', 2, home);
+    redis.pause();
+    await rounds('paused', 2, home);
+    await redis.kill();
+    await rounds('killed', 2, home);
+    // rounds() asserts every answer is 200: 360 requests, none lost while Redis was paused or gone.
+  });
 });
