@@ -123,7 +123,7 @@ export class RequestLifecycle {
       const lookup = deps.classifier.lookUpAssignment(facts);
       if (lookup !== undefined) facts = await lookup;
       // Stages: schedule, then queue or shed when no candidate is left.
-      const attempts = await this.#schedule(facts, priority, res);
+      const attempts = await this.#schedule(facts, priority, res, access?.tenant);
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
@@ -153,17 +153,17 @@ export class RequestLifecycle {
   }
 
   /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
-  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse): Promise<readonly EndpointState[]> {
+  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Promise<readonly EndpointState[]> {
     const admission = this.#deps.admission;
     let decision;
     if (admission.mayQueue) {
       const clientGone = new AbortController();
       const onClose = () => clientGone.abort();
       res.once('close', onClose);
-      decision = await admission.admit(facts, priority, clientGone.signal);
+      decision = await admission.admit(facts, priority, clientGone.signal, tenant);
       res.off('close', onClose);
     } else {
-      decision = await admission.admit(facts, priority, NEVER_ABORTED);
+      decision = await admission.admit(facts, priority, NEVER_ABORTED, tenant);
     }
     if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
     if (decision.kind === 'reject') throw decision.error;
