@@ -86,7 +86,6 @@ export class RequestLifecycle {
     const arrivedAt = performance.now();
     const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
     const trusted = deps.priority.trusted(req.socket.remoteAddress);
-    const priority = requestPriority(req.headers[deps.priority.header], trusted);
     // Stages: authentication, then the tenant's quota, before the body is read.
     let access: TenantAccess | undefined;
     if (deps.tenants !== undefined) {
@@ -102,6 +101,8 @@ export class RequestLifecycle {
       // Set on the response itself, so the engine's answer and the router's own errors both carry them.
       for (let i = 0; i + 1 < access.headers.length; i += 2) res.setHeader(access.headers[i] as string, access.headers[i + 1] as string);
     }
+    // A trusted proxy's header, else the API key's class, else normal.
+    const priority = requestPriority(req.headers[deps.priority.header], trusted, access?.priority);
     // Stage: router-wide admission, before the body is read.
     const pressure = deps.admission.checkPressure(priority);
     if (pressure !== undefined) {
