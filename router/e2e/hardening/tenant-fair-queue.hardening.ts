@@ -57,7 +57,7 @@ async function aggressorStream(base: string, tokens: number): Promise<number | u
   return response.status === 200 ? performance.now() - headersAt : undefined;
 }
 
-test('regression: one tenant\'s 60 open streams made another tenant wait behind its whole backlog in the router queue', async () => {
+test('regression: one tenant\'s 60 open streams made another tenant wait behind its whole backlog in the router queue', async (t) => {
   const keys = join(dir, 'keys.yaml');
   writeFileSync(keys, `tenants:\n  aggressor: {}\n  victim: {}\nkeys:\n  - {key: ${AGGRESSOR_KEY}, tenant: aggressor}\n  - {key: ${VICTIM_KEY}, tenant: victim}\n`);
   // Two engines of 4 slots each, saturated for the router at 4 open requests: 8 streams run, the rest wait in the router queue.
@@ -106,8 +106,8 @@ test('regression: one tenant\'s 60 open streams made another tenant wait behind 
   const victimP99 = p99(loaded.map((r) => r.ms));
   const bound = p99(alone) + meanStream;
   const refused = loaded.filter((r) => r.status !== 200).map((r) => r.status);
-  console.log(
-    `victim alone p99 ${p99(alone).toFixed(0)} ms; under load ${loaded.map((r) => r.ms.toFixed(0)).join(" ")}; p99 ${victimP99.toFixed(0)} ms (max ${Math.max(...loaded.map((r) => r.ms)).toFixed(0)}), non-200 ${refused.length}; ` +
+  t.diagnostic(
+    `victim alone p99 ${p99(alone).toFixed(0)} ms; under load ${loaded.map((r) => r.ms.toFixed(0)).join(' ')}; p99 ${victimP99.toFixed(0)} ms (max ${Math.max(...loaded.map((r) => r.ms)).toFixed(0)}), non-200 ${refused.length}; ` +
       `aggressor ${streamMs.length} streams of mean ${meanStream.toFixed(0)} ms, ${aggressorRefused} refused; bound ${bound.toFixed(0)} ms`,
   );
   assert.deepEqual(refused, [], 'no victim request refused');
