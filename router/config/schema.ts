@@ -429,6 +429,12 @@ const discovery = z
       .describe(
         'More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm", "allowedModels": ["team-b-*"], "apiKeyFile": "/keys/team-b"}}. A source without apiKey/apiKeyFile gets no engine key (upstream.apiKey is not sent to it).',
       ),
+    crossNamespace: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Allow Kubernetes sources in namespaces other than the router's own (the `mode` source's namespace, else the service account's or kubeconfig context's). Off: such a source stops start-up, since a matching pod there would receive prompts. When on, give those sources allowedModels.",
+      ),
     static: z
       .object(trustFields)
       .prefault({})
