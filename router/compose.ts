@@ -124,7 +124,11 @@ export class Router {
       safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: config.load.replicas },
       replicas: config.load.replicas,
     });
-    const queue = new WaitQueue<EndpointState>({ maxLength: config.admission.queueLength, maxWaitMs: config.admission.queueMaxWaitMs });
+    const queue = new WaitQueue<EndpointState>({
+      maxLength: config.admission.queueLength,
+      maxWaitMs: config.admission.queueMaxWaitMs,
+      tenantShare: config.admission.tenantQueueShare,
+    });
     const fitted = fitToFileLimit(config.admission, { adminConnections: config.adminMaxConnections });
     this.#adminConnections = fitted.adminConnections;
     const connections = new ConnectionGuard({ maxConnections: fitted.limits.maxConnections, maxPerClient: config.server.maxConnectionsPerClient });

@@ -9,6 +9,7 @@ import type { EndpointSetListener, EndpointSource } from '../endpoint.ts';
 import { UnionEndpointSource } from '../union-source.ts';
 import { KubeApi, type ListWatchApi } from './kube-api.ts';
 import { loadKubeConnection, type KubeConnectionOptions } from './kube-config.ts';
+import { foreignSources } from './namespace-trust.ts';
 import { KubernetesEndpointSource, type KubernetesSourceObserver, type KubernetesSourceSpec, type KubernetesSourceStatus } from './kubernetes-source.ts';
 import type { ListWatchTiming } from './list-watcher.ts';
 
@@ -36,6 +37,8 @@ export interface DiscoveryOptions extends ListWatchTiming {
   readonly sources: Readonly<Record<string, SourceOptions>>;
   readonly listTimeoutMs: number;
   readonly serviceAccountDir: string;
+  /** Allow sources in namespaces other than the router's own (namespace-trust.ts); default false. */
+  readonly crossNamespace?: boolean | undefined;
 }
 
 /** Name of the source selected by `discovery.mode`. */
@@ -68,7 +71,9 @@ export class KubernetesDiscovery implements EndpointSource {
   /**
    * Builds the sources of `options`, or returns undefined when none are
    * configured. @throws Error when the API connection or a source is not
-   * configured well enough to start (no kubeconfig, no namespace).
+   * configured well enough to start (no kubeconfig, no namespace), or when
+   * a source watches a namespace outside the router's own without
+   * `crossNamespace`.
    */
   static create(options: DiscoveryOptions, connection: KubeConnectionOptions, observer: KubernetesSourceObserver = {}): KubernetesDiscovery | undefined {
     const configured = configuredSources(options);
@@ -80,6 +85,16 @@ export class KubernetesDiscovery implements EndpointSource {
       if (namespace === undefined) throw new Error(`discovery source ${name}: no namespace given and none found in ${connection.serviceAccountDir}/namespace`);
       return new KubernetesEndpointSource(name, specOf(name, source, namespace), api, options, observer);
     });
+    if (options.crossNamespace !== true) {
+      const home = sources.find((source) => source.name === MODE_SOURCE_NAME)?.spec.namespace ?? kube.defaultNamespace;
+      const foreign = foreignSources(sources.map((source) => ({ name: source.name, namespace: source.spec.namespace })), home);
+      const first = foreign[0];
+      if (first !== undefined) {
+        throw new Error(
+          `discovery source ${first.name} watches namespace ${first.namespace}, outside the router's own (${home}): matching pods there would receive prompts; set discovery.crossNamespace to allow it, and give the source allowedModels`,
+        );
+      }
+    }
     return new KubernetesDiscovery(sources, api);
   }
 

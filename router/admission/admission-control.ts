@@ -102,15 +102,17 @@ export class AdmissionControl<T extends AdmissionCandidate> {
    * model's engines finish requests: a burst the fleet serves within the
    * deadline is served whole, and what it cannot is shed at once, with a
    * Retry-After of when it could, instead of waiting out the deadline.
+   * `tenant` (the API key's; undefined without keys) takes its turn in the
+   * queue against other tenants of the same priority.
    */
-  async admit(facts: RequestFacts, priority: Priority, signal: AbortSignal): Promise<AdmissionResult<T>> {
+  async admit(facts: RequestFacts, priority: Priority, signal: AbortSignal, tenant?: string): Promise<AdmissionResult<T>> {
     const deps = this.#deps;
     let decision = deps.decide(facts, priority);
     // Without a router queue a request cannot wait for its own engine: it goes where new work goes.
     if (decision.kind === 'saturated' && decision.waitsFor !== undefined && !deps.queue.enabled) decision = deps.decide({ ...facts, mayWaitForHome: false }, priority);
     if (decision.kind !== 'saturated') return decision;
     if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
-    const overDeadlineS = this.#expectedWaitBeyondDeadline(decision.candidates, priority);
+    const overDeadlineS = this.#expectedWaitBeyondDeadline(decision.candidates, priority, tenant);
     if (overDeadlineS > 0) return this.#shed('queue_full', priority, facts.model, decision.candidates, overDeadlineS);
     deps.observer.queued(priority);
     const started = performance.now();
@@ -118,7 +120,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
     const waitedEnough = { ...facts, mayWaitForHome: false };
     const decideQueued = () => deps.decide(performance.now() - started < deps.homeWaitMs ? facts : waitedEnough, priority);
-    const outcome = await deps.queue.wait(priority, decideQueued, signal, key);
+    const outcome = await deps.queue.wait(priority, decideQueued, signal, key, tenant);
     deps.observer.waited((performance.now() - started) / 1000);
     switch (outcome.kind) {
       case 'admit':
@@ -135,8 +137,8 @@ export class AdmissionControl<T extends AdmissionCandidate> {
   }
 
   /**
-   * Seconds by which the expected wait of a newcomer of `priority` (the
-   * queue ahead of it over the candidates' drain rate) passes
+   * Seconds by which the expected wait of a newcomer of `priority` and
+   * `tenant` (the queue ahead of it in its tenant's turn, over the candidates' drain rate) passes
    * {@link GATE_SHARE} of the queue's deadline; 0 when it fits, when nobody
    * is ahead (it waits only for the engines' current work, which the
    * deadline bounds), or while the rate says little of what the fleet will
@@ -144,9 +146,9 @@ export class AdmissionControl<T extends AdmissionCandidate> {
    * it below what it can take) or nothing finished lately. The deadline
    * then decides.
    */
-  #expectedWaitBeyondDeadline(candidates: readonly T[], priority: Priority): number {
+  #expectedWaitBeyondDeadline(candidates: readonly T[], priority: Priority, tenant: string | undefined): number {
     const deps = this.#deps;
-    const ahead = deps.queue.ahead(priority);
+    const ahead = deps.queue.ahead(priority, tenant);
     if (ahead === 0) return 0;
     const now = deps.now();
     let rate = 0;

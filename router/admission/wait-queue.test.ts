@@ -68,6 +68,85 @@ describe('wait queue', () => {
     assert.equal(decided, 1, 'one of the 50 waiters of the saturated key was decided; the rest were skipped');
   });
 
+  it('rotates over tenants within a priority: one tenant\'s backlog does not stand before another\'s single waiter', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 100, maxWaitMs: 5_000 });
+    let free = 0;
+    const order: string[] = [];
+    const enqueue = (name: string, tenant: string, priority: 'high' | 'normal' = 'normal') =>
+      queue
+        .wait(priority, () => (free > 0 ? (free--, { kind: 'admit', attempts: [name], outcome: 'least_load' }) : saturated), new AbortController().signal, undefined, tenant)
+        .then(() => order.push(name));
+    const all = ['a1', 'a2', 'a3', 'a4'].map((name) => enqueue(name, 'a'));
+    all.push(enqueue('b1', 'b'), enqueue('b2', 'b'), enqueue('c1', 'c'), enqueue('h1', 'a', 'high'));
+    assert.equal(queue.ahead('normal', 'b'), 1 + 3 + 2 + 1, 'h1, then a1-a3, b1-b2 and c1: rounds up to b\'s next');
+    for (let i = 0; i < 8; i++) {
+      free = 1;
+      queue.notify();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(all);
+    assert.deepEqual(order, ['h1', 'a1', 'b1', 'c1', 'a2', 'b2', 'a3', 'a4']);
+  });
+
+  it('puts a tenant arriving after others were served in the round being served, not behind their backlog', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 100, maxWaitMs: 5_000 });
+    let free = 0;
+    const order: string[] = [];
+    const enqueue = (name: string, tenant: string) =>
+      queue
+        .wait('normal', () => (free > 0 ? (free--, { kind: 'admit', attempts: [name], outcome: 'least_load' }) : saturated), new AbortController().signal, undefined, tenant)
+        .then(() => order.push(name));
+    const all = Array.from({ length: 6 }, (_, i) => enqueue(`a${i + 1}`, 'a'));
+    free = 1;
+    queue.notify();
+    await all[0];
+    free = 1;
+    queue.notify();
+    await all[1];
+    all.push(enqueue('b1', 'b'));
+    for (let i = 0; i < 5; i++) {
+      free = 1;
+      queue.notify();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(all);
+    assert.deepEqual(order, ['a1', 'a2', 'b1', 'a3', 'a4', 'a5', 'a6'], 'b goes next: a3 is in the round after the one served');
+  });
+
+  it('keeps one tenant within its share of the queue while another waits, and makes a tenant that filled it alone give way', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 4, maxWaitMs: 200, tenantShare: 0.5 });
+    const signal = new AbortController().signal;
+    const wait = (tenant: string) => queue.wait('normal', () => saturated, signal, undefined, tenant);
+    const a = [wait('a'), wait('a'), wait('a'), wait('a')];
+    assert.equal(queue.length, 4, 'alone, a tenant may fill the queue');
+    const b1 = wait('b');
+    assert.deepEqual(await a[3], { kind: 'full' }, 'the newest waiter of the tenant over its share made room');
+    const b2 = wait('b');
+    assert.deepEqual(await a[2], { kind: 'full' });
+    assert.deepEqual(await wait('b'), { kind: 'full' }, 'b now holds its share');
+    assert.deepEqual(await wait('a'), { kind: 'full' }, 'a holds its share while b waits');
+    assert.equal(queue.waitingOf('a'), 2);
+    assert.equal(queue.waitingOf('b'), 2);
+    for (const outcome of await Promise.all([a[0], a[1], b1, b2])) assert.deepEqual(outcome, { kind: 'expired' });
+  });
+
+  it('serves a single tenant (no API keys) first come first served', async () => {
+    const queue = new WaitQueue<string>({ maxLength: 10, maxWaitMs: 5_000, tenantShare: 0.1 });
+    let free = 0;
+    const order: string[] = [];
+    const all = ['x1', 'x2', 'x3'].map((name) =>
+      queue.wait('normal', () => (free > 0 ? (free--, { kind: 'admit', attempts: [name], outcome: 'least_load' }) : saturated), new AbortController().signal).then(() => order.push(name)),
+    );
+    assert.equal(queue.length, 3, 'the share binds only while another tenant waits');
+    free = 3;
+    for (let i = 0; i < 3; i++) {
+      queue.notify();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(all);
+    assert.deepEqual(order, ['x1', 'x2', 'x3']);
+  });
+
   it('is off with no length', () => {
     assert.equal(new WaitQueue({ maxLength: 0, maxWaitMs: 1 }).enabled, false);
   });

@@ -347,6 +347,14 @@ const admission = z
       .describe(
         "Longest wait in the router queue (ms). A request is queued only while the queue ahead of it drains within this at the rate the model's engines finish requests; beyond it, 429 at once.",
       ),
+    tenantQueueShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe(
+        'Share of queueLength (0-1) one tenant (API key) may hold while another tenant waits; a tenant over it gets 429, and gives up its newest waiter to another tenant arriving at a full queue (1: no limit). Within a priority the queue serves tenants in turns. Without API keys every request is one tenant.',
+      ),
     priorityHeader: z.string().min(1).default('x-priority').describe('Request header carrying the priority: high, normal (default) or low. Low is shed first.'),
     maxInFlight: z.number().int().positive().default(10_000).describe('Router-wide cap on open requests; over it, 429 with Connection: close.'),
     maxConnections: z.number().int().positive().default(20_000).describe('Router-wide cap on open client connections; over it, 429 with Connection: close.'),
@@ -419,7 +427,13 @@ const discovery = z
       })
       .default({})
       .describe(
-        'More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm", "allowedModels": ["team-b-*"], "apiKeyFile": "/keys/team-b"}}. A source without apiKey/apiKeyFile gets no engine key (upstream.apiKey is not sent to it).',
+        'More Kubernetes sources by name, run alongside `mode` (config file only), e.g. {"team-b": {"kind": "pods", "namespace": "b", "labelSelector": "app=vllm", "allowedModels": ["team-b-*"], "apiKeyFile": "/keys/team-b"}}. A source without apiKey/apiKeyFile gets no engine key (upstream.apiKey is not sent to it). A source in a namespace other than the router\'s own needs discovery.crossNamespace.',
+      ),
+    crossNamespace: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Allow Kubernetes sources in namespaces other than the router's own (the `mode` source's namespace, else the service account's or kubeconfig context's). Off: such a source stops start-up, since a matching pod there would receive prompts. When on, give those sources allowedModels.",
       ),
     static: z
       .object(trustFields)

@@ -47,6 +47,13 @@ describe('parseApiKeys', () => {
     assert.deepEqual(keys.authenticate(`Bearer ${SECRET}`), { kind: 'tenant', tenant: 't', limits: { maxConcurrent: 2 } });
   });
 
+  it('reads a tenant\'s priority class, apart from its quota, and refuses any other class', () => {
+    const keys = parseApiKeys(JSON.stringify({ tenants: { t: { maxConcurrent: 2, priority: 'low' }, u: {} }, keys: [{ key: SECRET, tenant: 't' }, { key: OTHER, tenant: 'u' }] }));
+    assert.deepEqual(keys.authenticate(`Bearer ${SECRET}`), { kind: 'tenant', tenant: 't', limits: { maxConcurrent: 2 }, priority: 'low' });
+    assert.deepEqual(keys.authenticate(`Bearer ${OTHER}`), { kind: 'tenant', tenant: 'u', limits: {} });
+    assert.throws(() => parseApiKeys(JSON.stringify({ tenants: { t: { priority: 'urgent' } }, keys: [] })), /tenants\.t\.priority/);
+  });
+
   it('tells a missing key from a wrong one, and a wrong scheme is wrong', () => {
     const keys = parseApiKeys(YAML_FILE);
     assert.deepEqual(keys.authenticate(undefined), { kind: 'missing' });

@@ -4,8 +4,8 @@
  * JSON; the format is in docs/shared-state.md, "API keys and quotas"):
  *
  *   tenants:
- *     team-a: { requestsPerSecond: 50, burst: 100, maxConcurrent: 20 }
- *     batch: {}
+ *     team-a: { requestsPerSecond: 50, burst: 100, maxConcurrent: 20, priority: high }
+ *     batch: { priority: low }
  *   keys:
  *     - sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
  *       tenant: team-a
@@ -26,6 +26,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { PRIORITIES, type Priority } from '../scheduling/priority.ts';
 import type { TenantLimits } from '../state/quota.ts';
 
 /** A problem with the keys file; the message never quotes the file's content. */
@@ -35,7 +36,13 @@ export class ApiKeysFileError extends Error {
 
 /** What an `Authorization` header proves. */
 export type Authentication =
-  | { readonly kind: 'tenant'; readonly tenant: string; readonly limits: TenantLimits }
+  | {
+      readonly kind: 'tenant';
+      readonly tenant: string;
+      readonly limits: TenantLimits;
+      /** The tenant's priority class, when the file gives one. */
+      readonly priority?: Priority;
+    }
   | { readonly kind: 'missing' }
   | { readonly kind: 'invalid' };
 
@@ -47,6 +54,8 @@ const limits = z
     requestsPerSecond: z.number().positive().max(1_000_000).optional(),
     burst: z.number().int().min(1).max(1_000_000).optional(),
     maxConcurrent: z.number().int().min(1).max(1_000_000).optional(),
+    // The priority its requests run at unless a trusted proxy's priority header says otherwise.
+    priority: z.enum(PRIORITIES).optional(),
   })
   .strict()
   .refine((l) => l.burst === undefined || l.requestsPerSecond !== undefined, { message: 'burst needs requestsPerSecond', path: ['burst'] });
@@ -82,11 +91,14 @@ const BUCKET_BYTES = 4;
 export class ApiKeySet {
   readonly #buckets = new Map<string, KeyEntry[]>();
   readonly #tenants: ReadonlyMap<string, TenantLimits>;
+  readonly #priorities: ReadonlyMap<string, Priority>;
   /** Distinct keys. */
   readonly size: number;
 
-  constructor(entries: readonly KeyEntry[], tenants: ReadonlyMap<string, TenantLimits>) {
+  /** `priorities`: each tenant's priority class, for those the file gives one. */
+  constructor(entries: readonly KeyEntry[], tenants: ReadonlyMap<string, TenantLimits>, priorities: ReadonlyMap<string, Priority> = new Map()) {
     this.#tenants = tenants;
+    this.#priorities = priorities;
     for (const entry of entries) {
       const bucket = entry.digest.toString('hex', 0, BUCKET_BYTES);
       const list = this.#buckets.get(bucket);
@@ -112,7 +124,9 @@ export class ApiKeySet {
       if (timingSafeEqual(entry.digest, digest)) found = entry;
     }
     if (found === undefined) return { kind: 'invalid' };
-    return { kind: 'tenant', tenant: found.tenant, limits: this.#tenants.get(found.tenant) ?? {} };
+    const limits = this.#tenants.get(found.tenant) ?? {};
+    const priority = this.#priorities.get(found.tenant);
+    return priority === undefined ? { kind: 'tenant', tenant: found.tenant, limits } : { kind: 'tenant', tenant: found.tenant, limits, priority };
   }
 }
 
@@ -129,7 +143,12 @@ export function parseApiKeys(text: string): ApiKeySet {
   }
   const parsed = keysFile.safeParse(document.toJS());
   if (!parsed.success) throw new ApiKeysFileError(describeIssue(parsed.error.issues[0]));
-  const tenants = new Map<string, TenantLimits>(Object.entries(parsed.data.tenants));
+  const tenants = new Map<string, TenantLimits>();
+  const priorities = new Map<string, Priority>();
+  for (const [name, { priority, ...quota }] of Object.entries(parsed.data.tenants)) {
+    tenants.set(name, quota);
+    if (priority !== undefined) priorities.set(name, priority);
+  }
   const byDigest = new Map<string, KeyEntry>();
   for (const [index, entry] of parsed.data.keys.entries()) {
     // Not quoted: a key pasted into the wrong field would otherwise reach the log.
@@ -140,11 +159,11 @@ export function parseApiKeys(text: string): ApiKeySet {
     if (earlier !== undefined && earlier.tenant !== entry.tenant) throw new ApiKeysFileError(`keys[${index}]: the same key is listed for two tenants`);
     byDigest.set(hex, { digest, tenant: entry.tenant });
   }
-  return new ApiKeySet([...byDigest.values()], tenants);
+  return new ApiKeySet([...byDigest.values()], tenants, priorities);
 }
 
 /** Fields each level of the file knows, for an unknown one (whose name is not quoted: it could be a key). */
-const FIELDS = { root: 'tenants, keys', tenants: 'requestsPerSecond, burst, maxConcurrent', keys: 'sha256 or key, and tenant' };
+const FIELDS = { root: 'tenants, keys', tenants: 'requestsPerSecond, burst, maxConcurrent, priority', keys: 'sha256 or key, and tenant' };
 
 /**
  * Where and what, without quoting the content: path segments are the

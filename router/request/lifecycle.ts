@@ -86,7 +86,6 @@ export class RequestLifecycle {
     const arrivedAt = performance.now();
     const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
     const trusted = deps.priority.trusted(req.socket.remoteAddress);
-    const priority = requestPriority(req.headers[deps.priority.header], trusted);
     // Stages: authentication, then the tenant's quota, before the body is read.
     let access: TenantAccess | undefined;
     if (deps.tenants !== undefined) {
@@ -102,6 +101,8 @@ export class RequestLifecycle {
       // Set on the response itself, so the engine's answer and the router's own errors both carry them.
       for (let i = 0; i + 1 < access.headers.length; i += 2) res.setHeader(access.headers[i] as string, access.headers[i + 1] as string);
     }
+    // A trusted proxy's header, else the API key's class, else normal.
+    const priority = requestPriority(req.headers[deps.priority.header], trusted, access?.priority);
     // Stage: router-wide admission, before the body is read.
     const pressure = deps.admission.checkPressure(priority);
     if (pressure !== undefined) {
@@ -123,7 +124,7 @@ export class RequestLifecycle {
       const lookup = deps.classifier.lookUpAssignment(facts);
       if (lookup !== undefined) facts = await lookup;
       // Stages: schedule, then queue or shed when no candidate is left.
-      const attempts = await this.#schedule(facts, priority, res);
+      const attempts = await this.#schedule(facts, priority, res, access?.tenant);
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
@@ -153,17 +154,17 @@ export class RequestLifecycle {
   }
 
   /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
-  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse): Promise<readonly EndpointState[]> {
+  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Promise<readonly EndpointState[]> {
     const admission = this.#deps.admission;
     let decision;
     if (admission.mayQueue) {
       const clientGone = new AbortController();
       const onClose = () => clientGone.abort();
       res.once('close', onClose);
-      decision = await admission.admit(facts, priority, clientGone.signal);
+      decision = await admission.admit(facts, priority, clientGone.signal, tenant);
       res.off('close', onClose);
     } else {
-      decision = await admission.admit(facts, priority, NEVER_ABORTED);
+      decision = await admission.admit(facts, priority, NEVER_ABORTED, tenant);
     }
     if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
     if (decision.kind === 'reject') throw decision.error;

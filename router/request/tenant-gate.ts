@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
+import type { Priority } from '../scheduling/priority.ts';
 import type { QuotaOutcome, RateStatus, TenantLimits } from '../state/quota.ts';
 import type { ApiKeySet } from './api-keys.ts';
 import { pathOf } from './request-target.ts';
@@ -42,6 +43,8 @@ export interface TenantGateDeps {
 /** An authenticated request admitted by its tenant's quota. */
 export interface TenantAccess {
   readonly tenant: string;
+  /** The tenant's priority class from the keys file; undefined: none given. */
+  readonly priority: Priority | undefined;
   /** `x-ratelimit-*` headers as a flat name/value list; empty for a tenant without a rate limit. */
   readonly headers: readonly string[];
   /** Gives back the concurrency slot; call when the request settles (later calls do nothing). */
@@ -69,7 +72,7 @@ export class TenantGate {
    * The tenant `authorization` names.
    * @throws SwitchyardError 401 (`SWITCHYARD_UNAUTHORIZED`, with `WWW-Authenticate`) for a missing or invalid key.
    */
-  authenticate(authorization: string | undefined): { readonly tenant: string; readonly limits: TenantLimits } {
+  authenticate(authorization: string | undefined): { readonly tenant: string; readonly limits: TenantLimits; readonly priority?: Priority } {
     const who = this.#deps.keys.keys.authenticate(authorization);
     if (who.kind === 'tenant') return who;
     this.#deps.observer.authFailed(who.kind);
@@ -83,11 +86,11 @@ export class TenantGate {
    *   `SWITCHYARD_QUOTA_EXCEEDED` with `Retry-After` and the rate headers.
    */
   async admit(authorization: string | undefined): Promise<TenantAccess> {
-    const { tenant, limits } = this.authenticate(authorization);
-    if (limits.requestsPerSecond === undefined && limits.maxConcurrent === undefined) return { tenant, headers: NO_HEADERS, release: NOTHING_TO_RELEASE };
+    const { tenant, limits, priority } = this.authenticate(authorization);
+    if (limits.requestsPerSecond === undefined && limits.maxConcurrent === undefined) return { tenant, priority, headers: NO_HEADERS, release: NOTHING_TO_RELEASE };
     const outcome = await this.#deps.quotas.acquire(tenant, limits);
     const headers = outcome.rate === undefined ? NO_HEADERS : rateLimitHeaders(outcome.rate);
-    if (outcome.admitted) return { tenant, headers, release: outcome.release };
+    if (outcome.admitted) return { tenant, priority, headers, release: outcome.release };
     this.#deps.observer.quotaRejected(tenant, outcome.limit);
     const message =
       outcome.limit === 'rate'

@@ -22,14 +22,15 @@ export function parsePriority(value: string | string[] | undefined): Priority {
  * lets it past limits that shed everyone else, so the header counts only
  * when `trusted`: the connection comes from a trusted proxy
  * (`server.trustedProxies`), which sets or strips it for its own clients.
- * From anyone else it is ignored: `normal`.
+ * From anyone else it is ignored.
  *
- * Hook for authenticated API keys: a key's configured priority class will be
- * the other source, decided where the key is checked and passed in here
- * (a key's class, else the header when trusted, else normal).
+ * With API keys, a tenant's priority class (`priority` in the keys file)
+ * is what its requests run at when no trusted header says otherwise: a
+ * key's class, else normal.
  */
-export function requestPriority(value: string | string[] | undefined, trusted: boolean): Priority {
-  return trusted ? parsePriority(value) : 'normal';
+export function requestPriority(value: string | string[] | undefined, trusted: boolean, keyPriority?: Priority): Priority {
+  if (trusted && value !== undefined) return parsePriority(value);
+  return keyPriority ?? 'normal';
 }
 
 /**

@@ -151,6 +151,7 @@ describe('discovery trust', () => {
 discovery:
   mode: pods
   namespace: prod
+  crossNamespace: true
   labelSelector: app=engine
   allowedModels: [llama-prod]
   sources:
@@ -192,6 +193,7 @@ discovery:
 discovery:
   mode: pods
   namespace: prod
+  crossNamespace: true
   labelSelector: app=engine
   sources:
     team-b:
@@ -226,6 +228,7 @@ routing: {policy: round-robin}
 discovery:
   mode: pods
   namespace: prod
+  crossNamespace: true
   labelSelector: app=engine
   sources:
     team-b:
