@@ -74,6 +74,15 @@ function backend(id: string, over: Partial<BackendGauges> = {}): BackendGauges {
 }
 
 describe('router metrics: what the alert rules read', () => {
+  it('exports every background task at 0 before its first failure (regression: no series until then, so the dashboard panel was empty and increase() missed the first failure)', async () => {
+    const { metrics, text } = fixture();
+    const lines = (await text()).filter((line) => line.startsWith('switchyard_background_failures_total'));
+    assert.ok(lines.includes('switchyard_background_failures_total{task="safe_start_share"} 0'), lines.join('\n'));
+    assert.ok(lines.length >= 6);
+    metrics.countBackgroundFailure('fleet_publish');
+    assert.ok((await text()).includes('switchyard_background_failures_total{task="fleet_publish"} 1'));
+  });
+
   it('exports scrape age in seconds and routability per backend', async () => {
     const { text } = fixture();
     const backends = [backend('a', { scrapeAgeMs: 1_500 }), backend('b', { scrapeAgeMs: 42_000, routable: false })];

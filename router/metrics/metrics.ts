@@ -266,7 +266,7 @@ export class RouterMetrics {
       registers,
     });
     // Every task's series from the start, at 0: an alert on increase() then sees the first failure too.
-    for (const task of BACKGROUND_TASKS) this.#backgroundFailures.labels(task);
+    for (const task of BACKGROUND_TASKS) this.#backgroundFailures.labels(task).inc(0);
     const scalarGauges: [string, string, () => number][] = [
       ['switchyard_open_connections', 'Open client connections on the traffic port.', () => sources.connections()],
       ['switchyard_event_loop_lag_seconds', 'Current event-loop lag: the latest probe tick, or how overdue the next one is (shedding waits until the lag lasted 4 ticks or grew at each).', () => sources.eventLoopLagMs() / 1000],
