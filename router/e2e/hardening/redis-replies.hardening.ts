@@ -12,59 +12,24 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
 import { FakeRespServer, INFO_REPLY, randomResponder, resp, seededRandom } from '../fuzz/fake-resp-server.ts';
 import { sampleLivez } from '../fuzz/livez-sampler.ts';
-import { postJson, startRouterProcess, type RouterProcess } from '../harness.ts';
+import { postJson } from '../harness.ts';
+import { heldHeap, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
 
 const MODEL = 'replies-model';
 const SECONDS = Number(process.env['SWITCHYARD_FUZZ_SECONDS'] ?? 20);
 const SEED = Number(process.env['SWITCHYARD_FUZZ_SEED'] ?? 20_261_204);
+/** Fleet rounds every 20 ms: many replies to the fleet script within a short test. */
+const FAST_FLEET = ['--redis-publish-interval-ms', '20', '--redis-replica-ttl-ms', '200'];
 
-interface Started {
-  readonly router: RouterProcess;
-  readonly base: string;
-  readonly admin: string;
-  exited: string | undefined;
-  stderr: string;
-}
 
-async function startRouter(engine: EngineSimulator, redisUrl: string): Promise<Started> {
-  const router = await startRouterProcess(
-    [
-      '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0', '--log-level', 'info',
-      '--backend', engine.url, '--redis-url', redisUrl, '--redis-publish-interval-ms', '20', '--redis-replica-ttl-ms', '200',
-    ],
-    // The chart's heap cap, and a full GC on SIGUSR2 so the heap read is what the router holds.
-    ['--max-old-space-size=384', '--expose-gc', '--import', fileURLToPath(new URL('../gc-on-signal.ts', import.meta.url))],
-  );
-  const started: Started = { router, base: `http://127.0.0.1:${router.traffic}`, admin: `http://127.0.0.1:${router.admin}`, exited: undefined, stderr: '' };
-  router.child.once('exit', (code, signal) => (started.exited = `code ${String(code)}, signal ${String(signal)}`));
-  router.child.stderr?.on('data', (text: string) => (started.stderr = (started.stderr + text).slice(-4_000)));
-  // Serving once discovery listed the model (503 before that, which is not what these tests are about).
-  for (let i = 0; (await postJson(`${started.base}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 })).status !== 200; i++) {
-    assert.ok(i < 200 && started.exited === undefined, `the router never served (${started.exited ?? 'running'}): ${started.stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return started;
-}
 
-/** The heap the router holds, after a full GC. */
-async function heldHeap(started: Started): Promise<number> {
-  started.router.child.kill('SIGUSR2');
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  return metric(started.admin, 'nodejs_heap_size_used_bytes');
-}
 
-async function metric(admin: string, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${admin}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(name) && l.includes(labels) && !l.startsWith('#'));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 /** Session-keyed chat requests, `concurrency` at a time, for `ms`: each must get a 200. */
-async function traffic(started: Started, ms: number, concurrency: number): Promise<number> {
+async function traffic(started: HeapCappedRouter, ms: number, concurrency: number): Promise<number> {
   const until = performance.now() + ms;
   let sent = 0;
   const worker = async (w: number) => {
@@ -81,7 +46,7 @@ async function traffic(started: Started, ms: number, concurrency: number): Promi
 describe('malformed Redis replies cannot crash the router', () => {
   let engine: EngineSimulator;
   let fake: FakeRespServer;
-  let started: Started | undefined;
+  let started: HeapCappedRouter | undefined;
   before(async () => {
     engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 256, ttftMs: 1, itlMs: 1, outputTokens: 2 } });
     await engine.listen();
@@ -105,7 +70,7 @@ describe('malformed Redis replies cannot crash the router', () => {
       if (args[0] === 'EVALSHA' || args[0] === 'EVAL') return args[1]?.length === 40 || args[0] === 'EVAL' ? resp.array([resp.bulk('other-replica'), resp.nil()]) : resp.nil();
       return resp.nil();
     }).start();
-    started = await startRouter(engine, fake.url);
+    started = await startHeapCappedRouter(engine, fake.url, MODEL, FAST_FLEET);
     try {
       await traffic(started, 3_000, 4);
       assert.equal(started.exited, undefined, `the router exited (${started.exited ?? ''}): ${started.stderr}`);
@@ -122,7 +87,7 @@ describe('malformed Redis replies cannot crash the router', () => {
     const huge = resp.bulk(Buffer.alloc(64 * 2 ** 20, 0x65));
     // Scripts get an empty list (a valid fleet read of no other replica), so only the GET is on trial.
     fake = await new FakeRespServer((args) => (args[0] === 'INFO' ? INFO_REPLY : args[0] === 'GET' ? huge : args[0]?.startsWith('EVAL') === true ? resp.array([]) : resp.nil())).start();
-    started = await startRouter(engine, fake.url);
+    started = await startHeapCappedRouter(engine, fake.url, MODEL, FAST_FLEET);
     try {
       const rssBefore = await metric(started.admin, 'process_resident_memory_bytes');
       let rssPeak = rssBefore;
@@ -147,7 +112,7 @@ describe('malformed Redis replies cannot crash the router', () => {
 
   it(`random reply shapes and sizes to every command for ${SECONDS} s (seed ${SEED}): no exit, every request answered, heap bounded`, async (t) => {
     fake = await new FakeRespServer(randomResponder(seededRandom(SEED), { maxBulkBytes: 16 << 20 })).start();
-    started = await startRouter(engine, fake.url);
+    started = await startHeapCappedRouter(engine, fake.url, MODEL, FAST_FLEET);
     const livez = sampleLivez(`${started.admin}/livez`);
     try {
       await traffic(started, 2_000, 4);

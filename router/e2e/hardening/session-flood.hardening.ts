@@ -16,46 +16,25 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { EngineSimulator } from '../../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../../state/test/redis-server.ts';
-import { postJson, startRouterProcess, type RouterProcess } from '../harness.ts';
+import { postJson } from '../harness.ts';
+import { heldHeap, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
 
 const MODEL = 'flood-model';
 const KEY_BYTES = 14_000;
 const CONCURRENCY = 16;
 
-interface Started {
-  readonly router: RouterProcess;
-  readonly base: string;
-  readonly admin: string;
-  exited: string | undefined;
-  stderr: string;
-}
 
-async function startRouter(engine: EngineSimulator, redisUrl: string, extra: readonly string[] = []): Promise<Started> {
-  const router = await startRouterProcess(
-    ['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0', '--log-level', 'info', '--backend', engine.url, '--redis-url', redisUrl, ...extra],
-    ['--max-old-space-size=384', '--expose-gc', '--import', fileURLToPath(new URL('../gc-on-signal.ts', import.meta.url))],
-  );
-  const started: Started = { router, base: `http://127.0.0.1:${router.traffic}`, admin: `http://127.0.0.1:${router.admin}`, exited: undefined, stderr: '' };
-  router.child.once('exit', (code, signal) => (started.exited = `code ${String(code)}, signal ${String(signal)}`));
-  router.child.stderr?.on('data', (text: string) => (started.stderr = (started.stderr + text).slice(-4_000)));
-  for (let i = 0; (await chat(started, 'warm')) !== 200; i++) {
-    assert.ok(i < 200 && started.exited === undefined, `the router never served (${started.exited ?? 'running'}): ${started.stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return started;
-}
 
-async function chat(started: Started, sessionKey: string): Promise<number> {
+async function chat(started: HeapCappedRouter, sessionKey: string): Promise<number> {
   const response = await postJson(`${started.base}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, { 'x-session-id': sessionKey });
   return response.status;
 }
 
 /** Sends `count` requests, each with a new session key of KEY_BYTES, CONCURRENCY at a time; each must get a 200. */
-async function flood(started: Started, first: number, count: number): Promise<void> {
+async function flood(started: HeapCappedRouter, first: number, count: number): Promise<void> {
   let next = first;
   const end = first + count;
   const filler = 'k'.repeat(KEY_BYTES - 12);
@@ -70,22 +49,11 @@ async function flood(started: Started, first: number, count: number): Promise<vo
   assert.equal(started.exited, undefined, `the router exited (${started.exited ?? ''}): ${started.stderr}`);
 }
 
-async function metric(admin: string, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${admin}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(name) && l.includes(labels) && !l.startsWith('#'));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
-/** The heap the router holds: read after a full GC (router/e2e/gc-on-signal.ts runs one on SIGUSR2). */
-async function settledHeap(started: Started): Promise<number> {
-  started.router.child.kill('SIGUSR2');
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  return metric(started.admin, 'nodejs_heap_size_used_bytes');
-}
 
 describe('a flood of unique session keys', () => {
   let engine: EngineSimulator;
-  let started: Started | undefined;
+  let started: HeapCappedRouter | undefined;
   before(async () => {
     engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 256, ttftMs: 0, itlMs: 0, outputTokens: 1 } });
     await engine.listen();
@@ -104,11 +72,11 @@ describe('a flood of unique session keys', () => {
   it('leaves the heap flat at the chart\'s heap cap: 9,000 requests with 14 KB keys within 32 MiB of 1,000', async (t) => {
     const redis: RedisServer = await startRedisServer();
     try {
-      started = await startRouter(engine, redis.url);
+      started = await startHeapCappedRouter(engine, redis.url, MODEL);
       await flood(started, 0, 1_000);
-      const early = await settledHeap(started);
+      const early = await heldHeap(started);
       await flood(started, 1_000, 9_000);
-      const late = await settledHeap(started);
+      const late = await heldHeap(started);
       t.diagnostic(`heap ${(early / 2 ** 20).toFixed(1)} MiB after 1,000 requests, ${(late / 2 ** 20).toFixed(1)} MiB after 10,000`);
       assert.ok(late - early < 32 * 2 ** 20, `the heap grew ${((late - early) / 2 ** 20).toFixed(1)} MiB`);
     } finally {
@@ -123,7 +91,7 @@ describe('a flood of unique session keys', () => {
     try {
       // A slow Redis is an outage and should open the breaker; on a loaded 2-core test machine a 50 ms command
       // timeout sometimes passes under this flood, so the test allows 1 s: only the OOM replies are on trial.
-      started = await startRouter(engine, redis.url, ['--redis-command-timeout-ms', '1000']);
+      started = await startHeapCappedRouter(engine, redis.url, MODEL, ['--redis-command-timeout-ms', '1000']);
       // Past the cap: every write (a session's SET, the fleet and quota scripts) is now refused with OOM; reads still work.
       await admin.call('DEBUG', 'POPULATE', '128', 'fill', String(64 * 1024));
       await assert.rejects(admin.set('probe', '1'), /OOM/);
