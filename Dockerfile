@@ -20,16 +20,16 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 
-# Stage 2: the sources the CLI loads (tests, benchmarks, docs and charts stay out,
-# see .dockerignore); loadtest/sim is the engine simulator behind `switchyard sim`.
+# Stage 2: the sources the CLI loads, by allow-list: router/, discovery/ and the
+# engine simulator behind `switchyard sim` (loadtest/sim). Test code lives in
+# tests/ and loadtest/scenarios/, outside these folders; .dockerignore keeps the
+# unit tests beside their modules (*.test.ts) out of the build context.
 FROM ${NODE_IMAGE} AS sources
 WORKDIR /app
 COPY package.json ./
 COPY router ./router
 COPY discovery ./discovery
 COPY loadtest/sim ./loadtest/sim
-RUN find . -name '*.test.ts' -delete \
- && rm -rf router/e2e discovery/kubernetes/e2e discovery/kubernetes/test-support
 
 # Stage 3: distroless Node 24, user nonroot (65532), no shell.
 FROM ${RUNTIME_IMAGE}

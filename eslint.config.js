@@ -8,7 +8,9 @@ import tseslint from 'typescript-eslint';
  * discovery/ imports nothing from router/; none imports loadtest/ statically
  * (`switchyard serve` never loads it; the CLI's sim, bench and demo paths use a
  * dynamic import()). The rule covers `import type` too: a type is a dependency.
- * Tests and e2e harnesses may import across boundaries. The rule matches the
+ * Tests (tests/ and the unit tests beside their modules) may import across
+ * boundaries; no product file imports tests/ or loadtest/scenarios/ (NO_TESTS).
+ * The rule matches the
  * import specifier as written, so a module is known by its directory (or file)
  * name, which no other directory in router/, discovery/ or loadtest/ uses.
  */
@@ -51,7 +53,18 @@ const MODULES = [
   ...LAYERS.flatMap((layer, i) => layer.map((name) => /** @type {[string, string[]]} */ ([name, ['discovery', ...Object.keys(LEAVES), ...LAYERS.slice(0, i + 1).flat()]]))),
 ];
 const CHAIN_TEXT = 'discovery ← router/load ← router/state ← router/scheduling ← router/admission ← router/proxy ← router/request ← router/server ← router/cli';
-const TEST_FILES = ['**/*.test.ts', '**/e2e/**', '**/test/**', '**/test-support/**', '**/*.hardening.ts', '**/*.e2e.ts'];
+/** Test code: the unit tests beside their modules, the test house (tests/) and the benchmark scenarios. */
+const TEST_FILES = ['**/*.test.ts', 'tests/**', 'loadtest/scenarios/**'];
+/**
+ * Product code (router/, discovery/, the simulator, the load generator and report helpers the
+ * scenarios build on, the chart and dashboard generators) never imports test code: the image ships
+ * router/, discovery/ and loadtest/sim only, and a product module that reached into tests/ would
+ * either break there or drag a test into it.
+ */
+const NO_TESTS = {
+  group: ['**/tests/**', '**/scenarios/**', '**/*.test.ts'],
+  message: 'Product code never imports test code (tests/, loadtest/scenarios/, *.test.ts): move what both need into the product module and let the test import it.',
+};
 const NO_LOADTEST = {
   group: ['**/loadtest/**'],
   message: 'router/ and discovery/ code must not import loadtest/ statically: `switchyard serve` never loads it. Load it with a dynamic import() on the command that needs it (sim, bench, demo).',
@@ -68,7 +81,7 @@ function boundary(name, allowed) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'scratch/**', 'docs/**', 'charts/switchyard/**', '**/*.d.ts', 'discovery/kubernetes/e2e/apiserver/go-wrapper/**'] },
+  { ignores: ['node_modules/**', 'scratch/**', 'docs/**', 'charts/switchyard/**', '**/*.d.ts', 'tests/kit/kube/apiserver/go-wrapper/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -90,7 +103,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'loadtest/**/*.ts', 'router/cli/**/*.ts'],
+    files: [...TEST_FILES, 'loadtest/**/*.ts', 'charts/**/*.ts', 'router/cli/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
   {
@@ -100,7 +113,7 @@ export default tseslint.config(
     // request that yields a body (the forwarder's dispatch() yields none). Tests, e2e harnesses
     // and loadtest/ read their own bodies.
     files: ['router/**/*.ts', 'discovery/**/*.ts'],
-    ignores: ['discovery/upstream-body.ts', '**/*.test.ts', '**/e2e/**', 'discovery/kubernetes/test-support/**'],
+    ignores: ['discovery/upstream-body.ts', ...TEST_FILES],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -128,20 +141,27 @@ export default tseslint.config(
     },
   },
   {
-    // Module boundaries: see MODULE_TARGETS. First every router/ and discovery/ file (loadtest only),
-    // then each module, whose options replace these for its files.
+    // Product code outside router/ and discovery/ (simulator, load generator, report helpers,
+    // chart and dashboard generators): no test code.
+    files: ['loadtest/**/*.ts', 'charts/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_TESTS] }] },
+  },
+  {
+    // Module boundaries: see MODULE_TARGETS. First every router/ and discovery/ file (loadtest and
+    // tests only), then each module, whose options replace these for its files.
     files: ['router/**/*.ts', 'discovery/**/*.ts'],
     ignores: TEST_FILES,
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS] }] },
   },
   {
     files: ['discovery/**/*.ts'],
     ignores: TEST_FILES,
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, { group: ['**/router/**'], message: `discovery/ imports nothing from router/. Dependency direction: ${CHAIN_TEXT} (DESIGN.md).` }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, { group: ['**/router/**'], message: `discovery/ imports nothing from router/. Dependency direction: ${CHAIN_TEXT} (DESIGN.md).` }] }] },
   },
   ...MODULES.map(([name, allowed]) => ({
     files: name.endsWith('.ts') ? [name] : [`${name}/**/*.ts`],
     ignores: TEST_FILES,
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, ...boundary(name, allowed)] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, ...boundary(name, allowed)] }] },
   })),
 );

@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { EndpointSet } from '../endpoint.ts';
 import type { KubeApi } from './kube-api.ts';
 import { KubernetesDiscovery } from './kubernetes-discovery.ts';
-import { FakeKubeApi } from './test-support/fake-kube-api.ts';
-import { apiFor, FAST, pod, podsPath, slicesPath, waitFor } from './test-support/fixtures.ts';
+import { FakeKubeApi } from '../../tests/kit/kube/fake-kube-api.ts';
+import { apiFor, FAST, pod, podsPath, slicesPath, waitFor } from '../../tests/kit/kube/fixtures.ts';
 
 describe('Kubernetes endpoint sources (fake API server)', () => {
   let fake: FakeKubeApi;

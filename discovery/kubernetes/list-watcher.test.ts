@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { KubeApi, ListWatchApi } from './kube-api.ts';
 import { ListWatcher, type Environment, type ListWatchTiming, type RestartReason } from './list-watcher.ts';
-import { FakeKubeApi } from './test-support/fake-kube-api.ts';
-import { apiFor, FAST, pod, podsPath, waitFor } from './test-support/fixtures.ts';
+import { FakeKubeApi } from '../../tests/kit/kube/fake-kube-api.ts';
+import { apiFor, FAST, pod, podsPath, waitFor } from '../../tests/kit/kube/fixtures.ts';
 
 const PATH = podsPath('ns');
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { podEndpoint, type PodObject } from './pod-endpoint.ts';
 import { ownershipProblem, sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
-import { pod } from './test-support/fixtures.ts';
+import { pod } from '../../tests/kit/kube/fixtures.ts';
 
 const SETTINGS = { portName: 'http' };
 

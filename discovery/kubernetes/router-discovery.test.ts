@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { FakeKubeApi } from './test-support/fake-kube-api.ts';
-import { pod, podsPath, waitFor } from './test-support/fixtures.ts';
-import { getJson, startRouter, type RouterProcess } from './test-support/router-process.ts';
+import { FakeKubeApi } from '../../tests/kit/kube/fake-kube-api.ts';
+import { pod, podsPath, waitFor } from '../../tests/kit/kube/fixtures.ts';
+import { getJson, startRouter, type RouterProcess } from '../../tests/kit/router-process.ts';
 
 interface DiscoveryDebug {
   discovery: { name: string; healthy: boolean; synced: boolean; error: string | null; restarts: Record<string, number>; endpoints: number }[];

@@ -41,8 +41,8 @@ export function stageOf(frame: Frame): Stage | undefined {
   if (url.includes('/undici/')) return 'upstream client';
   if (PARSER_FUNCTIONS.has(name) || url === 'node:_http_common') return 'parse';
   if (ACCEPT_FUNCTIONS.has(name)) return 'accept';
-  // The bare forwarder's few functions (loadtest/baselines/bare-forwarder.ts) are all forwarding.
-  if (url.includes('/router/') || url.includes('/loadtest/baselines/bare-forwarder.ts')) return 'forward';
+  // The bare forwarder's few functions (loadtest/scenarios/baselines/bare-forwarder.ts) are all forwarding.
+  if (url.includes('/router/') || url.includes('/loadtest/scenarios/baselines/bare-forwarder.ts')) return 'forward';
   return undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `switchyard bench burst-concurrency`: the second seed report. First
+ * `npm run bench -- burst-concurrency`: the second seed report. First
  * 10,000 non-streamed requests at 2,000 concurrency (`ab -n 10000 -c 2000`),
  * then 10,000 concurrent long-lived streams held open on one router process.
  * `/livez` is sampled from a process of its own throughout; the router's

@@ -1,5 +1,5 @@
 /**
- * `switchyard bench cold-start`: routers started cold, told nothing about
+ * `npm run bench -- cold-start`: routers started cold, told nothing about
  * the engines' capacity, hit at once by the crash report's burst
  * (`ab -n 10000 -c 2000`: non-streamed chat, closed loop) against small
  * engines; with 1 and with 3 replicas (behind nginx round-robin, standing in
@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNginx } from '../baselines/nginx.ts';
+import { startNginx } from './baselines/nginx.ts';
 import { runGenerators, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';

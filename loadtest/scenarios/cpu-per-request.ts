@@ -1,5 +1,5 @@
 /**
- * `switchyard bench cpu-per-request`: what one small non-streamed chat
+ * `npm run bench -- cpu-per-request`: what one small non-streamed chat
  * request costs each proxy in CPU, with keep-alive and with a new connection
  * per request, measured the way an operator would (`ab -c 64`, `-k` or not)
  * against one engine simulator. Every proxy is pinned to core 0 (all its
@@ -9,7 +9,7 @@
  *
  * Systems: nginx, switchyard with its default policy and with round-robin,
  * the vLLM project's router, and a bare `node:http` + undici forwarder
- * (loadtest/baselines/bare-forwarder.ts): the floor Node allows, so what
+ * (loadtest/scenarios/baselines/bare-forwarder.ts): the floor Node allows, so what
  * switchyard costs above it is the router's own. Rounds interleave the
  * systems so drift hits them alike; each figure is the median of the
  * rounds with the spread beside it.
@@ -38,9 +38,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { abVersion, runAb, type AbResult } from '../bench/ab.ts';
+import { abVersion, runAb, type AbResult } from '../../tests/kit/ab.ts';
 import type { RequestTemplate } from '../bench/load-spec.ts';
-import { canPin } from '../bench/processes.ts';
+import { canPin } from '../../tests/kit/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';

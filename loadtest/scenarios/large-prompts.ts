@@ -1,5 +1,5 @@
 /**
- * `switchyard bench large-prompts`: 200 KB prompts (long RAG contexts, pasted
+ * `npm run bench -- large-prompts`: 200 KB prompts (long RAG contexts, pasted
  * documents) at rising concurrency. The router reads each body to find the
  * model and session key before it forwards, so this is where that costs:
  * time to first token through each proxy against the engine directly, in
@@ -15,7 +15,7 @@
  * earlier commit, `npm ci` done there) beside them, for a before/after in
  * one run.
  */
-import { canPin } from '../bench/processes.ts';
+import { canPin } from '../../tests/kit/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';

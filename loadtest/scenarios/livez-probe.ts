@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { atNormalPriority } from '../bench/processes.ts';
+import { atNormalPriority } from '../../tests/kit/processes.ts';
 
 const SAMPLER = fileURLToPath(new URL('./probe-sampler.ts', import.meta.url));
 

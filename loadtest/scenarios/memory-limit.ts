@@ -1,5 +1,5 @@
 /**
- * `switchyard bench memory-limit`: one router process inside a memory cgroup
+ * `npm run bench -- memory-limit`: one router process inside a memory cgroup
  * (1 GiB, no swap: a Kubernetes container with `limits.memory: 1Gi`), with
  * the Node heap capped as the Helm chart caps it, under a hostile mix at
  * once: 33 MB request bodies flooding in on 40 connections (fast and slow,
@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import { fitToFileLimit } from '../../router/admission/router-pressure.ts';
 import { runGenerators, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
-import { canPin, startSwitchyard, waitForModels } from '../bench/processes.ts';
+import { canPin, startSwitchyard, waitForModels } from '../../tests/kit/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';

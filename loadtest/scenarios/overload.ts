@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
+import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../../tests/kit/processes.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';

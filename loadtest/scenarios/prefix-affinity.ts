@@ -1,5 +1,5 @@
 /**
- * `switchyard bench prefix-affinity`: does routing keyless traffic by its
+ * `npm run bench -- prefix-affinity`: does routing keyless traffic by its
  * prompt prefix find the engines' prefix caches, and what does that do to
  * the time to first token? Eight simulated engines with a KV-block prefix
  * cache and a prefill cost per uncached token (prefix-runner.ts FLEET) take

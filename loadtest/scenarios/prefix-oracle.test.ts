@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Pool } from 'undici';
-import { waitFor } from '../../router/e2e/harness.ts';
+import { waitFor } from '../../tests/kit/harness.ts';
 import { EngineSimulator } from '../sim/server.ts';
 import { PrefixOracle } from './prefix-oracle.ts';
 

@@ -5,8 +5,8 @@
  * `cache_aware` policy. A setup that cannot start here comes back as a
  * reason, never an exception, so the row says why instead of ending the run.
  */
-import { startNginx } from '../baselines/nginx.ts';
-import type { PeerRouterName } from '../baselines/peer-router.ts';
+import { startNginx } from './baselines/nginx.ts';
+import type { PeerRouterName } from './baselines/peer-router.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 import { FLEET, MODEL } from './prefix-fleet.ts';
 import { PrefixOracle } from './prefix-oracle.ts';

@@ -1,5 +1,5 @@
 /**
- * `switchyard bench proxy-overhead`: what the router costs on the request
+ * `npm run bench -- proxy-overhead`: what the router costs on the request
  * path, against the engine directly and against nginx over the same engine,
  * in the same run, with the router and nginx each pinned to core 0 (engine
  * and load generators share core 1).
@@ -11,7 +11,7 @@
  *    the router's maximum from part 1, in interleaved rounds, with every
  *    system started again over the static engine (nginx answering at once)
  *    instead of the simulator, so the shared core is not the tail
- *    (loadtest/baselines/static-engine.ts says why). The bare `node:http` +
+ *    (loadtest/scenarios/baselines/static-engine.ts says why). The bare `node:http` +
  *    undici forwarder runs beside them: a long run it shows too is Node's
  *    or the machine's, not the router's own.
  *
@@ -25,7 +25,7 @@
  * DevTools or speedscope for a flame graph; `node loadtest/report/profile-summary.ts FILE`
  * prints where the time went).
  */
-import { canPin } from '../bench/processes.ts';
+import { canPin } from '../../tests/kit/processes.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
@@ -228,7 +228,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       '',
       `### The tail at half load: ${halfRate} req/s (50% of the router's max above), open loop, over the static engine`,
       '',
-      "The engine simulator, on the load generator's core, spends about as much CPU on a request as a proxy: at this rate it kept that core so busy that the engine's own p99 was decided by the machine (loadtest/baselines/static-engine.ts has the figures). nginx answering at once keeps core 1 mostly idle, so the tail each system adds is what these runs show; the rate is half the router's maximum over the simulator, as before. The bare node:http + undici forwarder (loadtest/baselines/bare-forwarder.ts) is the floor a Node proxy shows here: a long run it has too is not the router's own.",
+      "The engine simulator, on the load generator's core, spends about as much CPU on a request as a proxy: at this rate it kept that core so busy that the engine's own p99 was decided by the machine (loadtest/scenarios/baselines/static-engine.ts has the figures). nginx answering at once keeps core 1 mostly idle, so the tail each system adds is what these runs show; the rate is half the router's maximum over the simulator, as before. The bare node:http + undici forwarder (loadtest/scenarios/baselines/bare-forwarder.ts) is the floor a Node proxy shows here: a long run it has too is not the router's own.",
       '',
       header,
       ...half.map((m) => row(m, m.label)),

@@ -1,5 +1,5 @@
 /**
- * `switchyard bench replicas`: several router processes behind one spreader
+ * `npm run bench -- replicas`: several router processes behind one spreader
  * (nginx round-robin, standing in for a Kubernetes Service), over the same
  * engines, at the same offered load, for 1, 2 and 3 replicas. What must hold
  * without any shared state: no failed requests, and replicas agreeing on
@@ -12,7 +12,7 @@
  *   npm run bench -- replicas [--quick | --smoke]
  */
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
-import { startNginx } from '../baselines/nginx.ts';
+import { startNginx } from './baselines/nginx.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { measure, type Measurement } from './measure.ts';

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { cpuTimeMs, startSwitchyard } from '../bench/processes.ts';
+import { cpuTimeMs, startSwitchyard } from '../../tests/kit/processes.ts';
 import { closeFleet, startFleet, type EngineSpec } from './fleet.ts';
 import type { Arrival } from './poisson.ts';
 import { summarizeQuality, type QualitySummary, type RequestRecord } from './quality.ts';

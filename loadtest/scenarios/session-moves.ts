@@ -10,20 +10,20 @@
  *    over them: sessions kept on one engine;
  * 4. a fourth replica that also knows a new engine, 4 more rounds: the same.
  *
- * The regression tests (router/e2e/warm-up*.test.ts) assert the same; this
+ * The regression tests (tests/e2e/warm-up*.e2e.ts) assert the same; this
  * prints the counts of any checkout, for a before/after on one machine.
  *
  *   node loadtest/scenarios/session-moves.ts [DIR]   # DIR: a checkout with its modules installed (default: this one)
  */
 import { resolve } from 'node:path';
-import type * as Harness from '../../router/e2e/harness.ts';
-import type * as RedisTestServer from '../../router/state/test/redis-server.ts';
+import type * as Harness from '../../tests/kit/harness.ts';
+import type * as RedisTestServer from '../../tests/kit/redis/redis-server.ts';
 import type * as Simulator from '../sim/server.ts';
 
 const root = resolve(process.argv[2] ?? '.');
 const { EngineSimulator } = (await import(`${root}/loadtest/sim/server.ts`)) as typeof Simulator;
-const { postJson, servedBy, startRouter } = (await import(`${root}/router/e2e/harness.ts`)) as typeof Harness;
-const { startRedisServer } = (await import(`${root}/router/state/test/redis-server.ts`)) as typeof RedisTestServer;
+const { postJson, servedBy, startRouter } = (await import(`${root}/tests/kit/harness.ts`)) as typeof Harness;
+const { startRedisServer } = (await import(`${root}/tests/kit/redis/redis-server.ts`)) as typeof RedisTestServer;
 
 const chat = (base: string, id: string, session: string) =>
   postJson(`${base}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-request-id': id, 'x-session-id': session });

@@ -6,7 +6,7 @@
  * the way a scaled-out pod appears. Each run gets a fresh simulator on the
  * same reserved port, so its session records start empty.
  */
-import { freePorts } from '../baselines/free-ports.ts';
+import { freePorts } from '../../tests/kit/free-ports.ts';
 import { EngineSimulator } from '../sim/server.ts';
 import type { EngineSpec } from './fleet.ts';
 

@@ -6,7 +6,7 @@
  * times recorded are when each step took effect, on the caller's clock, so
  * convergence is measured from the real recovery, not the planned one.
  */
-import type { RedisServer } from '../../router/state/test/redis-server.ts';
+import type { RedisServer } from '../../tests/kit/redis/redis-server.ts';
 
 /** The steps, in order, each at a share of the run's length. */
 export const OUTAGE_STEPS = [

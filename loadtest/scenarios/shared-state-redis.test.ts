@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startRedisServer, type RedisServer } from '../../router/state/test/redis-server.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { commandCalls, commandsBetween, flushRedis, infoField, readCommandCounts } from './shared-state-redis.ts';
 
 const INFO = '# Stats\r\ntotal_connections_received:4\r\ntotal_commands_processed:1234\r\n# Commandstats\r\ncmdstat_evalsha:calls=10,usec=50,usec_per_call=5.00\r\ncmdstat_client|setname:calls=2,usec=1\r\ncmdstat_info:calls=3,usec=9\r\n';

@@ -7,14 +7,14 @@
  * export no shared-state gauge at all: a run on routers that ignore Redis
  * must not be reported as a run with Redis.
  */
-import { startNginx } from '../baselines/nginx.ts';
+import { startNginx } from './baselines/nginx.ts';
 import { ROUTER_ARGS } from './shared-state-plan.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fleetAgrees, replicaView, scrapeMetrics, type ReplicaView } from './shared-state-prom.ts';
 import { waitUntilRoutable } from './run-policy.ts';
-import { startSwitchyard } from '../bench/processes.ts';
+import { startSwitchyard } from '../../tests/kit/processes.ts';
 import { stopAll, type System } from './systems.ts';
 
 /**

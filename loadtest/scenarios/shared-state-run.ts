@@ -7,7 +7,7 @@
  * at the end. Anything a run does while load flows (an engine joining,
  * Redis going away) is its `during` hook.
  */
-import type { RedisServer } from '../../router/state/test/redis-server.ts';
+import type { RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import type { LoadSpec } from '../bench/load-spec.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 import { measure, type Measurement } from './measure.ts';

@@ -1,5 +1,5 @@
 /**
- * `switchyard bench shared-state`: router replicas that agree through Redis.
+ * `npm run bench -- shared-state`: router replicas that agree through Redis.
  * Three replicas behind nginx round-robin (and one alone) over four engines
  * of unequal capacity, at 50% and 85% of their capacity, the same runs with
  * and without a real redis-server the scenario starts:
@@ -17,7 +17,7 @@
  *   npm run bench -- shared-state [--quick | --smoke]
  */
 import { spawnSync } from 'node:child_process';
-import { startRedisServer } from '../../router/state/test/redis-server.ts';
+import { startRedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet } from './fleet.ts';
 import { factsLine, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { checkBars, type SharedStateRuns } from './shared-state-bars.ts';

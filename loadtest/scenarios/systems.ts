@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNginx } from '../baselines/nginx.ts';
-import { startStaticEngine } from '../baselines/static-engine.ts';
-import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from '../baselines/peer-router.ts';
-import { cpuTimeMs, startNodeScript, startSwitchyard, waitForModels, type Started } from '../bench/processes.ts';
+import { startNginx } from './baselines/nginx.ts';
+import { startStaticEngine } from './baselines/static-engine.ts';
+import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from './baselines/peer-router.ts';
+import { cpuTimeMs, startNodeScript, startSwitchyard, waitForModels, type Started } from '../../tests/kit/processes.ts';
 
 /** Something load is sent to. */
 export interface System {
@@ -200,11 +200,11 @@ export function cpuProfileArgs(dir: string | undefined): string[] {
 
 /** The name reports give the bare forwarder. */
 export const BARE_FORWARDER_NAME = 'bare node:http + undici';
-const BARE_FORWARDER = fileURLToPath(new URL('../baselines/bare-forwarder.ts', import.meta.url));
+const BARE_FORWARDER = fileURLToPath(new URL('./baselines/bare-forwarder.ts', import.meta.url));
 
 /**
  * Starts the bare `node:http` + undici forwarder over `upstream`
- * (loadtest/baselines/bare-forwarder.ts): the floor Node allows, so what
+ * (loadtest/scenarios/baselines/bare-forwarder.ts): the floor Node allows, so what
  * switchyard shows above it is the router's own. `nodeArgs` are Node flags,
  * e.g. `--cpu-prof`.
  */
@@ -214,7 +214,7 @@ export async function startBareForwarder(upstream: string, core: number | undefi
   return {
     name: BARE_FORWARDER_NAME,
     url: `http://127.0.0.1:${child.ports['port'] as number}`,
-    description: `loadtest/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
+    description: `loadtest/scenarios/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
     pids: () => (pid === undefined ? [] : [pid]),
     stop: () => child.stop(),
   };

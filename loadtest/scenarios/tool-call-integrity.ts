@@ -1,5 +1,5 @@
 /**
- * `switchyard bench tool-call-integrity`: the seed report. 200 users send
+ * `npm run bench -- tool-call-integrity`: the seed report. 200 users send
  * chat requests offering a tool the engine answers with a call whose
  * arguments exceed 1 KiB, half streamed and half not, ramping to ≥ 800
  * requests/s, through one router over two engines that write their bytes in

@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { startRedisServer, type RedisServer } from '../../router/state/test/redis-server.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { medianOf, ms, runIfMain } from './results.ts';
 import { routerCheckout, SAFE_START_OFF, startEngines, startRouter, stopAll, type RouterCheckout, type System } from './systems.ts';
 

@@ -10,7 +10,7 @@
  *
  * The hash is two 32-bit murmur3-style lanes in plain JS (about 35 µs per
  * 32 KiB on this 2-core machine, about 20× faster than a node:crypto SHA-256
- * per block; see loadtest/micro/sim-kv-bench.ts), folded into one 53-bit
+ * per block; see loadtest/scenarios/micro/sim-kv-bench.ts), folded into one 53-bit
  * integer key so that the cache's maps key on numbers, not strings. A
  * collision among the few hundred thousand blocks of a benchmark is about
  * n² / 2⁵⁴, negligible for a simulator. Keys are seeded per model, as vLLM

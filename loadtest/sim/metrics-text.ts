@@ -3,7 +3,7 @@
  * (`vllm:` metric names with `engine` and `model_name` labels); on request
  * the load gauges of another engine's dialect (SGLang, llama.cpp server,
  * TGI), shaped as those engines serve them, so the router's dialect reading
- * runs end to end. The fixtures in router/load/fixtures/engine-metrics/, not
+ * runs end to end. The fixtures in tests/fixtures/engine-metrics/, not
  * this file, are the record of what each engine's release really serves.
  */
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * The `switchyard` command: `serve` runs the router, `sim` the engine
- * simulator, `bench` the load generator, `check` the image's smoke test
- * (the Helm chart's test hook).
+ * simulator, `check` the image's smoke test (the Helm chart's test hook).
+ * The benchmark scenarios are not part of the command: they compare the
+ * router with its peers from a checkout (`npm run bench`), and the shipped
+ * CLI never loads them.
  */
 import { check } from './check.ts';
 import { serve } from './serve.ts';
@@ -13,7 +15,6 @@ const USAGE = `Usage: switchyard <command> [options]
 Commands:
   serve   run the router (switchyard serve --help)
   sim     run the engine simulator (switchyard sim --help)
-  bench   run the benchmark (switchyard bench --help)
   check   GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
 `;
 
@@ -26,10 +27,6 @@ async function main(argv: string[]): Promise<number> {
       return sim(rest);
     case 'check':
       return check(rest);
-    case 'bench': {
-      const { bench } = await import('../../loadtest/bench/cli.ts');
-      return bench(rest);
-    }
     default:
       console.log(USAGE);
       return command === undefined || command === '--help' || command === '-h' ? 0 : 2;

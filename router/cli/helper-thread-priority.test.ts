@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { startRouterProcess } from '../e2e/harness.ts';
+import { startRouterProcess } from '../../tests/kit/harness.ts';
 import { HELPER_NICE_OFFSET, lowerHelperThreadPriority } from './helper-thread-priority.ts';
 
 /** Name and nice value of every thread of process `pid`, from /proc. */

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { REALISTIC_EXPECTED, REALISTIC_MODEL, realisticVllmExposition } from '../../loadtest/micro/fixtures.ts';
+import { REALISTIC_EXPECTED, REALISTIC_MODEL, realisticVllmExposition } from '../../loadtest/scenarios/micro/fixtures.ts';
 import { scanEngineMetrics, type ModelGauges, type ScanResult } from './exposition-scanner.ts';
 import { DIALECT_SERIES } from './metric-dialects.ts';
 

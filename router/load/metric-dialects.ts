@@ -6,7 +6,7 @@
  * joins the router by naming them here, not by new load logic.
  *
  * The names and their meaning come from each engine's own source at the
- * releases recorded in router/load/fixtures/engine-metrics/ (README.md there
+ * releases recorded in tests/fixtures/engine-metrics/ (README.md there
  * has the upstream paths): vLLM `vllm:num_requests_waiting`,
  * `vllm:num_requests_running` and `vllm:kv_cache_usage_perc` (called
  * `vllm:gpu_cache_usage_perc` before the rename; read only when the new name

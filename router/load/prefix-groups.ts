@@ -9,7 +9,7 @@
  * least recently recorded first, and a group costs a fixed ~370 bytes
  * (its last request's block hashes are most of it): a full model ~1.4 MiB,
  * the worst case (every model full) ~360 MiB, measured by
- * loadtest/micro/prefix-groups-memory.ts. A group the table forgot
+ * loadtest/scenarios/micro/prefix-groups-memory.ts. A group the table forgot
  * reads as new: its requests spread as rare ones until it is seen again.
  *
  * Time lives here, not in scheduling: the caller passes `nowMs` (any

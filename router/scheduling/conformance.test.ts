@@ -11,7 +11,7 @@ import { LoadView } from '../load/load-view.ts';
 import { POLICY_NAMES } from '../config/schema.ts';
 import { ProfileRegistry, type ProfileSettings } from './presets.ts';
 import type { SchedulingProfile } from './profile.ts';
-import { prefixFacts } from './test/fixtures.ts';
+import { prefixFacts } from '../../tests/kit/scheduling-fixtures.ts';
 
 const NAMED: Record<string, ProfileSettings> = {
   'two-choices': { affinity: [], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.5 }, powerOfTwoChoices: true },

@@ -7,7 +7,7 @@ import { BoundedWalkPicker } from './pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from './pickers/weighted-max.ts';
 import { homeRoom, isSaturated } from './filters/saturation.ts';
 import { SchedulingProfile } from './profile.ts';
-import { ep, facts, seeded, type FakeCandidate } from './test/fixtures.ts';
+import { ep, facts, seeded, type FakeCandidate } from '../../tests/kit/scheduling-fixtures.ts';
 
 const profile = new SchedulingProfile('auto', [
   new BoundedWalkPicker(new SessionRendezvousScorer(), { epsilon: 0.25, kappa: 0, floor: 0.5 }),

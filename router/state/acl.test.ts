@@ -19,10 +19,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { postJson, startRouter, type StartedRouter } from '../e2e/harness.ts';
-import { startRedisCluster, type RedisCluster } from './test/redis-cluster.ts';
-import { startSentinelGroup, type SentinelGroup } from './test/redis-sentinel.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
+import { postJson, startRouter, type StartedRouter } from '../../tests/kit/harness.ts';
+import { startRedisCluster, type RedisCluster } from '../../tests/kit/redis/redis-cluster.ts';
+import { startSentinelGroup, type SentinelGroup } from '../../tests/kit/redis/redis-sentinel.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 
 const DOC = new URL('../../docs/shared-state.md', import.meta.url);
 const USER = 'switchyard';

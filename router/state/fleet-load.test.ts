@@ -5,8 +5,8 @@ import { LoadView } from '../load/load-view.ts';
 import { FleetLoad } from './fleet-load.ts';
 import { createRedisClient } from './redis-client.ts';
 import { SharedStore } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { until } from './test/store-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { until } from '../../tests/kit/redis/store-fixture.ts';
 
 const QUIET = { commandDone: () => {}, commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} };
 

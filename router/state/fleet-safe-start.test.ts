@@ -7,8 +7,8 @@ import { FleetLoad } from './fleet-load.ts';
 import { FleetSafeStart, parseReply } from './fleet-safe-start.ts';
 import { createRedisClient } from './redis-client.ts';
 import { SharedStore } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { until } from './test/store-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { until } from '../../tests/kit/redis/store-fixture.ts';
 
 const QUIET = { commandDone: () => {}, commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} };
 const SAFE_START: SafeStartSettings = { enabled: true, initialLimit: 4, queueBudget: 1, ttfbTolerance: 2 };

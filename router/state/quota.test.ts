@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePorts } from '../../loadtest/baselines/free-ports.ts';
+import { freePorts } from '../../tests/kit/free-ports.ts';
 import type { FleetMembership } from './fleet-membership.ts';
 import { TenantQuotas, type QuotaOutcome, type TenantLimits } from './quota.ts';
 import { concurrencyKeyName } from './quota-script.ts';
 import type { SharedStore } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { storeFor, until } from './test/store-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { storeFor, until } from '../../tests/kit/redis/store-fixture.ts';
 
 /** A fixed fleet: `ids` are alive, this replica is `id`. */
 function fleet(id: string, ids: readonly string[]): FleetMembership {

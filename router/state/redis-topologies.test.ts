@@ -11,11 +11,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePorts } from '../../loadtest/baselines/free-ports.ts';
+import { freePorts } from '../../tests/kit/free-ports.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { recorder, storeFor, until, type RecordingObserver } from './test/store-fixture.ts';
-import { makeTlsCerts, redisTlsConfig, type TlsCerts } from './test/tls-certs.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { recorder, storeFor, until, type RecordingObserver } from '../../tests/kit/redis/store-fixture.ts';
+import { makeTlsCerts, redisTlsConfig, type TlsCerts } from '../../tests/kit/redis/tls-certs.ts';
 
 const PASSWORD = 'correct-horse-battery';
 const COMMAND_TIMEOUT_MS = 50;

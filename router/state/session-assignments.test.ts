@@ -6,8 +6,8 @@ import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
 import { createRedisClient } from './redis-client.ts';
 import { MAX_ENGINE_ID_LENGTH, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
 import { SharedStore } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { until } from './test/store-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { until } from '../../tests/kit/redis/store-fixture.ts';
 
 interface Replica {
   readonly sessions: SessionAssignments;

@@ -4,8 +4,8 @@ import { configSchema } from '../config/schema.ts';
 import type { BreakerState } from './breaker.ts';
 import { createRedisClient } from './redis-client.ts';
 import { LuaScript, SharedStore, type CommandFailure, type SharedStoreObserver } from './shared-store.ts';
-import { startRedisServer, type RedisServer } from './test/redis-server.ts';
-import { until } from './test/store-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
+import { until } from '../../tests/kit/redis/store-fixture.ts';
 
 function recorder(): SharedStoreObserver & { failures: CommandFailure[]; statuses: string[]; breaker: BreakerState[]; done: number } {
   const r = {

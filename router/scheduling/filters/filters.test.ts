@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ep } from '../test/fixtures.ts';
+import { ep } from '../../../tests/kit/scheduling-fixtures.ts';
 import { keepPinned } from './response-pin.ts';
 import { keepRoutable } from './routable.ts';
 import { splitSaturated } from './saturation.ts';

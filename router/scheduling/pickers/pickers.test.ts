@@ -5,7 +5,7 @@ import type { OrderingScorer } from '../pick.ts';
 import { kvUsageScorer } from '../scorers/kv-usage.ts';
 import { loadScoreScorer } from '../scorers/load-score.ts';
 import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
-import { contextOf, ep, facts, fleet, seeded } from '../test/fixtures.ts';
+import { contextOf, ep, facts, fleet, seeded } from '../../../tests/kit/scheduling-fixtures.ts';
 import { BoundedWalkPicker } from './bounded-walk.ts';
 import { RoundRobinPicker } from './round-robin.ts';
 import { WeightedMaxPicker } from './weighted-max.ts';

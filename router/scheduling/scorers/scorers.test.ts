@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MAX_ORDERED } from '../candidate.ts';
-import { contextOf, ep, facts, fleet, prefixFacts } from '../test/fixtures.ts';
+import { contextOf, ep, facts, fleet, prefixFacts } from '../../../tests/kit/scheduling-fixtures.ts';
 import { kvUsageScorer } from './kv-usage.ts';
 import { loadScoreScorer } from './load-score.ts';
 import { PrefixAffinityScorer } from './prefix-affinity.ts';

@@ -1,0 +1,72 @@
+/**
+ * The router image's source tree, made on this machine exactly as the Dockerfile's
+ * `sources` stage and .dockerignore make it (no image can be built here): it holds
+ * no test code, and every import in it resolves inside the tree or to a runtime
+ * dependency. A product module that reached into tests/ or loadtest/scenarios/,
+ * or a runtime import of a dev dependency, would break the image and fails here.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { copyImageSources } from '../kit/image-app.ts';
+
+const REPO = new URL('../../', import.meta.url);
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+}
+
+/** Every module specifier a TypeScript file names: static imports, re-exports and import() with a literal. */
+function specifiers(source: string): string[] {
+  const found = new Set<string>();
+  for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'/g)) found.add(match[1] as string);
+  for (const match of source.matchAll(/(?:^|\n)\s*import\s+'([^']+)'/g)) found.add(match[1] as string);
+  for (const match of source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) found.add(match[1] as string);
+  return [...found];
+}
+
+/** The package a bare specifier names (`@scope/name/sub` → `@scope/name`). */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] as string);
+}
+
+describe('the router image source tree (Dockerfile sources stage + .dockerignore)', () => {
+  let dir: string;
+  let files: string[];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-image-tree-'));
+    copyImageSources(dir);
+    files = filesUnder(dir);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds the CLI and the simulator it serves, and no test code', () => {
+    assert.ok(files.includes('router/cli/bin.ts'), 'the entrypoint is in the tree');
+    assert.ok(files.includes('loadtest/sim/server.ts'), '`switchyard sim` has its simulator');
+    const testCode = files.filter((file) => /\.test\.ts$|\.(e2e|hardening|shared-state|k8s|chart|cluster|interop|dashboards)\.ts$/.test(file) || /^(tests|loadtest\/scenarios)\//.test(file) || /(^|\/)(e2e|test|test-support|fixtures)\//.test(file));
+    assert.deepEqual(testCode, [], 'test code in the image');
+  });
+
+  it('resolves every import inside the tree or to a runtime dependency', () => {
+    const manifest = JSON.parse(readFileSync(new URL('package.json', REPO), 'utf8')) as { dependencies: Record<string, string> };
+    const runtime = new Set(Object.keys(manifest.dependencies));
+    const builtins = new Set(builtinModules);
+    const unresolved: string[] = [];
+    for (const file of files.filter((name) => name.endsWith('.ts'))) {
+      for (const specifier of specifiers(readFileSync(join(dir, file), 'utf8'))) {
+        if (specifier.startsWith('.')) {
+          if (!existsSync(resolve(dir, dirname(file), specifier))) unresolved.push(`${file}: ${specifier}`);
+        } else if (!specifier.startsWith('node:') && !builtins.has(specifier) && !runtime.has(packageName(specifier))) {
+          unresolved.push(`${file}: ${specifier} (not a runtime dependency)`);
+        }
+      }
+    }
+    assert.deepEqual(unresolved, []);
+  });
+});

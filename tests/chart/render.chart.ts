@@ -1,0 +1,556 @@
+/**
+ * `helm lint --strict` and `helm template` over the values matrix
+ * (charts/switchyard/ci/*-values.yaml and the defaults), with assertions on
+ * what operators rely on and peer charts got wrong: a pinned image, a memory
+ * limit above the request, probes on the admin port (liveness and readiness
+ * apart), only get/list/watch and nothing cluster-wide, a ConfigMap the router
+ * itself accepts with no secret in it, a grace period that covers the drain.
+ *
+ * Run: npm run test:chart (builds helm once, then uses the cached binary).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { loadConfig } from '../../router/config/load.ts';
+import { configSchema } from '../../router/config/schema.ts';
+import { CHART, ciValuesFiles, helm, KUBE_VERSION, only, template, type K8sObject, type TemplateOptions } from '../kit/helm/helm.ts';
+
+const APP_VERSION = (parse(readFileSync(`${CHART}/Chart.yaml`, 'utf8')) as { appVersion: string }).appVersion;
+
+/** The pieces of a pod spec the assertions read. */
+interface Container {
+  name: string;
+  image: string;
+  imagePullPolicy: string;
+  command: string[];
+  args: string[];
+  ports?: { name: string; containerPort: number }[];
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  lifecycle?: unknown;
+  resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext: Record<string, unknown> & { capabilities?: { drop?: string[] } };
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+}
+interface Probe {
+  httpGet?: { path: string; port: string | number };
+  exec?: unknown;
+  timeoutSeconds?: number;
+  failureThreshold?: number;
+}
+interface PodSpec {
+  containers: Container[];
+  securityContext: Record<string, unknown>;
+  automountServiceAccountToken?: boolean;
+  serviceAccountName?: string;
+  terminationGracePeriodSeconds?: number;
+  topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[];
+  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string; items: { key: string; path: string }[] } }[];
+}
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const podSpec = (objects: K8sObject[]) => ((only(objects, 'Deployment')['spec'] as { template: { spec: PodSpec } }).template.spec);
+const router = (objects: K8sObject[]) => podSpec(objects).containers.find((c) => c.name === 'router') as Container;
+/** One egress rule of the chart's NetworkPolicy. */
+type EgressRule = { to?: unknown[]; ports?: { port: number | string; protocol?: string }[] };
+const egressOf = (objects: K8sObject[]) => (only(objects, 'NetworkPolicy')['spec'] as { egress: EgressRule[] }).egress;
+const renderedConfig = (objects: K8sObject[]) => (only(objects, 'ConfigMap', 'sy-switchyard')['data'] as Record<string, string>)['config.yaml'] as string;
+
+/** Bytes of a Kubernetes memory quantity (Ki, Mi, Gi, k, M, G or plain). */
+function bytes(quantity: string): number {
+  const match = /^([0-9.]+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
+  assert.ok(match, `memory quantity ${quantity}`);
+  const units: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return Number(match[1]) * (match[2] === undefined ? 1 : (units[match[2]] as number));
+}
+
+/** The router's own defaults for the lifecycle (what the chart falls back to). */
+const LIFECYCLE_DEFAULTS = configSchema.parse({}).lifecycle;
+
+describe('chart: helm lint --strict and helm template over the values matrix', { timeout: 600_000 }, () => {
+  const cases: { name: string; options: TemplateOptions; values: Record<string, unknown> }[] = [
+    { name: 'defaults', options: {}, values: {} },
+    ...ciValuesFiles().map((file) => ({ name: basename(file), options: { valuesFiles: [file] }, values: parse(readFileSync(file, 'utf8')) as Record<string, unknown> })),
+  ];
+  const rendered = new Map<string, K8sObject[]>();
+  let scratch = '';
+
+  before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'switchyard-chart-'));
+    for (const c of cases) rendered.set(c.name, await template(c.options));
+  });
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy, monitoring and Redis', () => {
+    const names = cases.map((c) => c.name);
+    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis']) {
+      assert.ok(names.includes(`${wanted}-values.yaml`), `ci/${wanted}-values.yaml exists`);
+    }
+  });
+
+  it('helm lint --strict passes for the defaults and every values file', async () => {
+    for (const c of cases) {
+      const args = ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...(c.options.valuesFiles ?? []).flatMap((f) => ['--values', f])];
+      const result = await helm(args);
+      assert.equal(result.code, 0, `${c.name}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+      assert.doesNotMatch(result.stdout, /\[(WARNING|ERROR)\]/, c.name);
+    }
+  });
+
+  it('every object carries the standard labels', () => {
+    for (const [name, objects] of rendered) {
+      for (const o of objects) {
+        const labels = o.metadata.labels ?? {};
+        for (const key of ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by', 'helm.sh/chart']) {
+          assert.ok(key in labels, `${name}: ${o.kind}/${o.metadata.name} has ${key}`);
+        }
+      }
+    }
+  });
+
+  it('the image is pinned to appVersion (never latest), pulled IfNotPresent', () => {
+    for (const [name, objects] of rendered) {
+      const images = [router(objects).image, ...objects.filter((o) => o.kind === 'Pod').map((p) => ((p['spec'] as PodSpec).containers[0] as Container).image)];
+      for (const image of images) {
+        assert.equal(image, `ghcr.io/switchyard/switchyard:${APP_VERSION}`, name);
+        assert.doesNotMatch(image, /:latest(@|$)/);
+      }
+      assert.equal(router(objects).imagePullPolicy, 'IfNotPresent');
+    }
+  });
+
+  it('a digest pins the image by digest; image.tag latest is refused', async () => {
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const objects = await template({ setJson: [`image.digest="${digest}"`] });
+    assert.equal(router(objects).image, `ghcr.io/switchyard/switchyard:${APP_VERSION}@${digest}`);
+    const latest = await helm(['template', 'sy', CHART, '--set', 'image.tag=latest']);
+    assert.notEqual(latest.code, 0);
+    assert.match(latest.stderr, /\/image\/tag/);
+  });
+
+  it('memory: request 512Mi, limit 1Gi above it, Node heap well under the limit', () => {
+    for (const [name, objects] of rendered) {
+      const { resources, command } = router(objects);
+      const request = bytes(resources.requests?.['memory'] ?? '0');
+      const limit = bytes(resources.limits?.['memory'] ?? '0');
+      assert.ok(limit > request, `${name}: memory limit ${limit} > request ${request}`);
+      assert.ok(resources.requests?.['cpu'], `${name}: a CPU request (the HPA scales on it)`);
+      const heap = /^--max-old-space-size=(\d+)$/.exec(command.find((a) => a.startsWith('--max-old-space-size=')) ?? '');
+      assert.ok(heap, `${name}: the heap is capped`);
+      assert.ok(Number(heap[1]) * 2 ** 20 <= limit / 2, `${name}: heap ${heap[1]} MiB at most half the limit`);
+    }
+    const defaults = router(rendered.get('defaults') as K8sObject[]).resources;
+    assert.deepEqual([defaults.requests?.['memory'], defaults.limits?.['memory']], ['512Mi', '1Gi']);
+  });
+
+  it('probes: startup and liveness on /livez, readiness on /readyz, all on the named admin port; no exec hook', () => {
+    for (const [name, objects] of rendered) {
+      const c = router(objects);
+      assert.deepEqual(c.ports?.map((p) => p.name), ['http', 'admin'], name);
+      assert.deepEqual(c.startupProbe?.httpGet, { path: '/livez', port: 'admin' }, name);
+      assert.deepEqual(c.livenessProbe?.httpGet, { path: '/livez', port: 'admin' }, name);
+      assert.deepEqual(c.readinessProbe?.httpGet, { path: '/readyz', port: 'admin' }, name);
+      assert.ok((c.livenessProbe?.timeoutSeconds ?? 1) >= 5, `${name}: generous liveness timeout (the 1 s default killed a peer router under load)`);
+      assert.ok((c.startupProbe?.failureThreshold ?? 0) * 2 >= 60, `${name}: startup allows a minute`);
+      assert.equal(c.lifecycle, undefined, `${name}: no lifecycle hook (the image has no shell)`);
+    }
+  });
+
+  it('the ConfigMap is a config the router accepts, listening on the container ports, with no inline secret', () => {
+    for (const [name, objects] of rendered) {
+      const text = renderedConfig(objects);
+      assert.doesNotMatch(text, /apiKey:/, `${name}: no inline key`);
+      const file = join(scratch, `${name}.yaml`);
+      writeFileSync(file, text);
+      const loaded = loadConfig(['--config', file], {});
+      assert.equal(loaded.kind, 'config', name);
+      if (loaded.kind !== 'config') continue;
+      const ports = Object.fromEntries((router(objects).ports ?? []).map((p) => [p.name, p.containerPort]));
+      assert.equal(loaded.config.listen, `0.0.0.0:${ports['http']}`, name);
+      assert.equal(loaded.config.adminListen, `0.0.0.0:${ports['admin']}`, name);
+      const args = router(objects).args;
+      assert.deepEqual(args.slice(0, 3), ['serve', '--config', '/etc/switchyard/config.yaml'], name);
+      const mount = router(objects).volumeMounts?.find((m) => m.name === 'config');
+      assert.deepEqual([mount?.mountPath, mount?.readOnly], ['/etc/switchyard', true], name);
+    }
+  });
+
+  it('keys and the admin token come from Secrets mounted read-only, and the config names those files', () => {
+    const staticObjects = rendered.get('static-values.yaml') as K8sObject[];
+    const staticConfig = parse(renderedConfig(staticObjects)) as { upstream: { apiKeyFile: string } };
+    assert.equal(staticConfig.upstream.apiKeyFile, '/var/run/secrets/switchyard/upstream/api-key');
+    const volume = podSpec(staticObjects).volumes?.find((v) => v.secret?.secretName === 'vllm-api-key');
+    assert.deepEqual(volume?.secret?.items, [{ key: 'api-key', path: 'api-key' }]);
+    const mount = router(staticObjects).volumeMounts?.find((m) => m.name === volume?.name);
+    assert.deepEqual([mount?.mountPath, mount?.readOnly], ['/var/run/secrets/switchyard/upstream', true]);
+
+    const multi = parse(renderedConfig(rendered.get('multi-namespace-values.yaml') as K8sObject[])) as { discovery: { sources: Record<string, { apiKeyFile?: string }> } };
+    assert.equal(multi.discovery.sources['team-b']?.apiKeyFile, '/var/run/secrets/switchyard/sources/team-b/api-key');
+    assert.equal(multi.discovery.sources['shared']?.apiKeyFile, '/var/run/secrets/switchyard/sources/shared/api-key');
+    assert.equal(multi.discovery.sources['team-b-slices']?.apiKeyFile, undefined);
+
+    const pods = rendered.get('pods-values.yaml') as K8sObject[];
+    assert.equal((parse(renderedConfig(pods)) as { adminTokenFile: string }).adminTokenFile, '/var/run/secrets/switchyard/admin/token');
+  });
+
+  it('Redis and API keys: the config names files mounted from the Secrets, read-only, whole directories; nothing secret in the ConfigMap', () => {
+    const objects = rendered.get('redis-values.yaml') as K8sObject[];
+    const config = parse(renderedConfig(objects)) as { redis: Record<string, unknown>; auth: { apiKeysFile: string }; sessions: { ttlMs: number } };
+    assert.deepEqual(config.redis, {
+      url: 'rediss://redis-master.redis.svc:6380/0',
+      username: 'switchyard-prod',
+      keyPrefix: 'switchyard-prod:',
+      passwordFile: '/var/run/secrets/switchyard/redis/password',
+      tls: {
+        enabled: true,
+        caFile: '/var/run/secrets/switchyard/redis-tls/ca.crt',
+        certFile: '/var/run/secrets/switchyard/redis-tls/tls.crt',
+        keyFile: '/var/run/secrets/switchyard/redis-tls/tls.key',
+      },
+    });
+    assert.equal(config.auth.apiKeysFile, '/var/run/secrets/switchyard/api-keys/api-keys.yaml');
+    assert.equal(config.sessions.ttlMs, 1_800_000);
+    const volumes = podSpec(objects).volumes ?? [];
+    const mounts = router(objects).volumeMounts ?? [];
+    const expected: [string, string, { key: string; path: string }[]][] = [
+      ['switchyard-redis', '/var/run/secrets/switchyard/redis', [{ key: 'password', path: 'password' }]],
+      [
+        'switchyard-redis-tls',
+        '/var/run/secrets/switchyard/redis-tls',
+        [
+          { key: 'ca.crt', path: 'ca.crt' },
+          { key: 'tls.crt', path: 'tls.crt' },
+          { key: 'tls.key', path: 'tls.key' },
+        ],
+      ],
+      ['switchyard-api-keys', '/var/run/secrets/switchyard/api-keys', [{ key: 'keys.yaml', path: 'api-keys.yaml' }]],
+    ];
+    for (const [secret, dir, items] of expected) {
+      const volume = volumes.find((v) => v.secret?.secretName === secret);
+      assert.deepEqual(volume?.secret?.items, items, secret);
+      const mount = mounts.find((m) => m.name === volume?.name);
+      assert.deepEqual([mount?.mountPath, mount?.readOnly], [dir, true], secret);
+    }
+    // The router's config accepts what the chart wrote (loaded in the ConfigMap test above); no value of a Secret is in it.
+    assert.doesNotMatch(renderedConfig(objects), /password:|BEGIN/);
+  });
+
+  it('no Secret is mounted with subPath, so the kubelet updates mounted files in place (the API keys reload without a restart)', () => {
+    for (const [name, objects] of rendered) {
+      const pods = [podSpec(objects), ...objects.filter((o) => o.kind === 'Pod').map((p) => p['spec'] as PodSpec)];
+      for (const c of pods.flatMap((p) => p.containers)) {
+        for (const mount of c.volumeMounts ?? []) assert.equal((mount as { subPath?: string }).subPath, undefined, `${name}: ${c.name} mounts ${mount.name} with subPath`);
+      }
+    }
+  });
+
+  it('Redis: a mutual-TLS Secret needs both halves, a Redis Secret needs a Redis, API keys refuse forwarding the client header, credentials never go in the url', async () => {
+    const refused: [string[], RegExp][] = [
+      [['secrets.redisPassword={"existingSecret":"r","key":"password"}'], /secrets.redisPassword is set but config.redis names no Redis/],
+      [['config.redis={"url":"redis://r:6379"}', 'secrets.redisTls={"existingSecret":"t","caKey":"","certKey":"tls.crt","keyKey":""}'], /certKey and keyKey go together/],
+      [['config.redis={"url":"redis://r:6379"}', 'secrets.redisTls={"existingSecret":"t","caKey":"","certKey":"","keyKey":""}'], /name caKey, or certKey and keyKey/],
+      [['secrets.apiKeys={"existingSecret":"k","key":"keys"}', 'config.upstream={"forwardClientAuthorization":true}'], /cannot also be forwarded/],
+      [['config.redis={"url":"redis://user:secret@r:6379"}'], /\/config\/redis\/url/],
+      [['config.redis={"url":"redis://r:6379","password":"secret"}'], /additional properties 'password'/],
+    ];
+    for (const [pairs, message] of refused) {
+      const result = await helm(['template', 'sy', CHART, ...pairs.flatMap((p) => ['--set-json', p])]);
+      assert.notEqual(result.code, 0, `${pairs.join(' ')} refused`);
+      assert.match(result.stderr, message, pairs.join(' '));
+    }
+    // A CA alone (server-verified TLS), in sentinel mode with the Sentinels' own password.
+    const sentinel = await template({
+      setJson: [
+        'config.redis={"mode":"sentinel","nodes":["sentinel-0.sentinel:26379","sentinel-1.sentinel:26379"],"sentinelMasterName":"switchyard"}',
+        'secrets.redisSentinelPassword={"existingSecret":"sentinel","key":"password"}',
+        'secrets.redisTls={"existingSecret":"redis-ca","caKey":"ca.crt","certKey":"","keyKey":""}',
+      ],
+    });
+    const redis = (parse(renderedConfig(sentinel)) as { redis: Record<string, unknown> }).redis;
+    assert.equal(redis['sentinelPasswordFile'], '/var/run/secrets/switchyard/redis-sentinel/password');
+    assert.deepEqual(redis['tls'], { enabled: true, caFile: '/var/run/secrets/switchyard/redis-tls/ca.crt' });
+  });
+
+  it('NetworkPolicy: egress to Redis on its configured ports (Sentinels and their master too), to the peers derived or given, or the rules given', async () => {
+    const inRedisNamespace = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis' } } };
+    const redisRule = (objects: K8sObject[]) => egressOf(objects).at(-1);
+    assert.deepEqual(redisRule(rendered.get('redis-values.yaml') as K8sObject[]), { to: [inRedisNamespace], ports: [{ port: 6380, protocol: 'TCP' }] }, 'the namespace and port of config.redis.url');
+    assert.ok(!JSON.stringify(egressOf(rendered.get('networkpolicy-values.yaml') as K8sObject[])).includes('"port":63'), 'no Redis rule without Redis');
+    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"mode":"sentinel","nodes":["s-0.sentinel.redis.svc:26379","s-1.sentinel.redis.svc.cluster.local:26379"]}'] });
+    assert.deepEqual(redisRule(sentinel), { to: [inRedisNamespace], ports: [{ port: 26379, protocol: 'TCP' }, { port: 6379, protocol: 'TCP' }] });
+    const byAddress = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://10.1.2.3:6379"}'] });
+    assert.deepEqual(redisRule(byAddress)?.to, [{ ipBlock: { cidr: '10.1.2.3/32' } }]);
+    const peers = [{ podSelector: { matchLabels: { app: 'redis' } } }];
+    const named = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://redis.example.com:6379"}', `networkPolicy.redisTo=${JSON.stringify(peers)}`] });
+    assert.deepEqual(redisRule(named), { to: peers, ports: [{ port: 6379, protocol: 'TCP' }] });
+    const given = [{ to: [inRedisNamespace], ports: [{ port: 6379, protocol: 'TCP' }] }];
+    const custom = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://r.redis.svc:6379"}', `networkPolicy.redis=${JSON.stringify(given)}`] });
+    assert.deepEqual(redisRule(custom), given[0]);
+  });
+
+  it('regression: with NetworkPolicy on, Redis egress was open to any address on its ports', async () => {
+    for (const [name, objects] of rendered) {
+      if (!objects.some((o) => o.kind === 'NetworkPolicy')) continue;
+      for (const rule of egressOf(objects)) assert.ok((rule.to ?? []).length > 0, `${name}: an egress rule without peers allows any address: ${JSON.stringify(rule)}`);
+    }
+    const refused: [string[], RegExp][] = [
+      [['config.redis={"url":"redis://redis.example.com:6379"}'], /Redis host redis\.example\.com .* set networkPolicy\.redisTo/],
+      [['config.redis={"mode":"sentinel","nodes":["s-0.s:26379"]}'], /Redis host s-0\.s /],
+      [['config.redis={"url":"redis://r.redis.svc:6379"}', 'networkPolicy.redis=[{"ports":[{"port":6379}]}]'], /every rule needs `to`/],
+    ];
+    for (const [pairs, message] of refused) {
+      const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', ...pairs.flatMap((p) => ['--set-json', p])]);
+      assert.notEqual(result.code, 0, `${pairs.join(' ')} refused`);
+      assert.match(result.stderr, message, pairs.join(' '));
+    }
+  });
+
+  it('regression: with NetworkPolicy on and apiServer.cidrs empty, egress was open to any address on 443/6443', async () => {
+    const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', '--set-json', 'config.discovery={"mode":"endpointslices","service":"vllm"}']);
+    assert.notEqual(result.code, 0, 'refused');
+    assert.match(result.stderr, /networkPolicy\.apiServer\.cidrs is empty, but discovery reads the Kubernetes API/);
+    assert.match(result.stderr, /kubectl get endpointslices -n default kubernetes/);
+    // Without API discovery there is no API rule to open: static backends render with no CIDRs.
+    const staticOnly = await template({ setJson: ['networkPolicy.enabled=true', 'config.backends=["http://10.20.0.5:8000"]'] });
+    assert.ok(!JSON.stringify(egressOf(staticOnly)).includes('"port":6443'));
+    // The notes say how to compare the CIDRs with the API server's endpoints.
+    const notes = await helm(['install', 'np', CHART, '--dry-run=client', '--values', `${CHART}/ci/networkpolicy-values.yaml`]);
+    assert.equal(notes.code, 0, notes.stderr);
+    assert.match(notes.stdout, /Egress to the Kubernetes API only at 10\.0\.0\.1\/32[\s\S]*kubectl get endpointslices -n default kubernetes/);
+  });
+
+  it('regression: networkPolicy.adminFrom [] admitted every peer to the admin port instead of none', async () => {
+    const objects = await template({ setJson: ['networkPolicy.enabled=true', 'networkPolicy.trafficFrom=[]', 'networkPolicy.adminFrom=[]'] });
+    const ingress = (only(objects, 'NetworkPolicy')['spec'] as { ingress: { ports: { port: string }[]; from?: unknown[] }[] }).ingress;
+    assert.deepEqual(ingress.map((r) => r.ports.map((p) => p.port)), [['http']], 'no ingress rule for the admin port');
+    // helm test then reads /readyz on the traffic port, which the policy lets it reach.
+    const args = ((only(objects, 'Pod')['spec'] as PodSpec).containers[0] as Container).args;
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard.switchyard.svc:8080/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
+  });
+
+  it('helm test with API keys on checks /readyz only (the test Pod holds no client key, and /v1/models would answer 401)', () => {
+    const pod = only(rendered.get('redis-values.yaml') as K8sObject[], 'Pod');
+    const args = ((pod['spec'] as PodSpec).containers[0] as Container).args;
+    assert.deepEqual(args.filter((a) => a.startsWith('http')), ['http://sy-switchyard-admin.switchyard.svc:9090/readyz']);
+  });
+
+  it('the values schema refuses inline secrets, chart-owned keys, typos and incomplete sources', async () => {
+    const refused: [string, RegExp][] = [
+      ['config.upstream.apiKey="sk-1"', /\/config\/upstream\/apiKey/],
+      ['config.discovery.static={"apiKey":"sk-1"}', /\/config\/discovery\/static\/apiKey/],
+      ['config.discovery={"mode":"pods","labelSelector":"a=b","apiKey":"sk-1"}', /\/config\/discovery\/apiKey/],
+      ['config.discovery.sources={"b":{"kind":"pods","namespace":"b","labelSelector":"a=b","apiKey":"sk-1"}}', /\/config\/discovery\/sources\/b\/apiKey/],
+      ['config.adminToken="t"', /additional properties 'adminToken'/],
+      ['config.listen="0.0.0.0:1"', /additional properties 'listen'/],
+      ['config.timeouts={"conectMs":1}', /additional properties 'conectMs'/],
+      ['config.discovery={"mode":"pods"}', /missing property 'labelSelector'/],
+      ['config.discovery.sources={"b":{"kind":"endpointslices"}}', /missing property 'service'/],
+    ];
+    for (const [pair, message] of refused) {
+      const result = await helm(['template', 'sy', CHART, '--set-json', pair]);
+      assert.notEqual(result.code, 0, `${pair} refused`);
+      assert.match(result.stderr, message, pair);
+    }
+    const unknownSource = await helm(['template', 'sy', CHART, '--set-json', 'secrets.sourceApiKeys={"nope":{"existingSecret":"s","key":"k"}}']);
+    assert.match(unknownSource.stderr, /there is no config.discovery.sources.nope/);
+  });
+
+  it('terminationGracePeriodSeconds = preStopDelayMs + drainTimeoutMs (rounded up) + margin', async () => {
+    for (const [name, objects] of rendered) assert.equal(podSpec(objects).terminationGracePeriodSeconds, 10 + 15 + 5, name);
+    const custom = await template({ setJson: ['config.lifecycle={"preStopDelayMs":0,"drainTimeoutMs":60001}', 'terminationGraceMarginSeconds=2'] });
+    assert.equal(podSpec(custom).terminationGracePeriodSeconds, 0 + 61 + 2);
+    // Unset values fall back to the router's own defaults.
+    const unset = await template({ setJson: ['config.lifecycle=null'] });
+    assert.equal(podSpec(unset).terminationGracePeriodSeconds, Math.ceil((LIFECYCLE_DEFAULTS.preStopDelayMs + LIFECYCLE_DEFAULTS.drainTimeoutMs) / 1000) + 5);
+  });
+
+  it('a config change changes the checksum/config annotation (pods roll); other changes do not', async () => {
+    const checksum = (objects: K8sObject[]) => ((only(objects, 'Deployment')['spec'] as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['checksum/config']);
+    const base = checksum(rendered.get('defaults') as K8sObject[]);
+    assert.match(base ?? '', /^[0-9a-f]{64}$/);
+    assert.notEqual(checksum(await template({ setJson: ['config.routing={"policy":"round-robin"}'] })), base);
+    assert.equal(checksum(await template({ setJson: ['replicaCount=5'] })), base);
+  });
+
+  it('hardened securityContext: non-root, read-only root, no capabilities, RuntimeDefault seccomp, no escalation', () => {
+    for (const [name, objects] of rendered) {
+      const pods = [podSpec(objects), ...objects.filter((o) => o.kind === 'Pod').map((p) => p['spec'] as PodSpec)];
+      for (const spec of pods) {
+        assert.equal(spec.securityContext['runAsNonRoot'], true, name);
+        assert.deepEqual(spec.securityContext['seccompProfile'], { type: 'RuntimeDefault' }, name);
+        for (const c of spec.containers) {
+          assert.equal(c.securityContext['allowPrivilegeEscalation'], false, name);
+          assert.equal(c.securityContext['readOnlyRootFilesystem'], true, name);
+          assert.deepEqual(c.securityContext.capabilities?.drop, ['ALL'], name);
+          assert.equal(c.securityContext['runAsNonRoot'], true, name);
+        }
+      }
+    }
+  });
+
+  it('RBAC: a Role per watched namespace, get/list/watch only on what its sources read, bound to the router; nothing cluster-wide', () => {
+    const expected: Record<string, Record<string, string[]>> = {
+      defaults: {},
+      'static-values.yaml': {},
+      'hpa-values.yaml': {},
+      'pods-values.yaml': { switchyard: ['pods'] },
+      'monitoring-values.yaml': { switchyard: ['pods'] },
+      'networkpolicy-values.yaml': { switchyard: ['pods'] },
+      'endpointslices-values.yaml': { inference: ['endpointslices'] },
+      'multi-namespace-values.yaml': { switchyard: ['pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
+      'redis-values.yaml': { switchyard: ['pods'] },
+    };
+    for (const [name, objects] of rendered) {
+      assert.ok(!objects.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), `${name}: nothing cluster-wide`);
+      const roles = objects.filter((o) => o.kind === 'Role');
+      const byNamespace: Record<string, string[]> = {};
+      for (const role of roles) {
+        const rules = role['rules'] as Rule[];
+        for (const rule of rules) {
+          assert.deepEqual(rule.verbs, ['get', 'list', 'watch'], `${name}: read-only`);
+          assert.deepEqual(rule.apiGroups, rule.resources[0] === 'pods' ? [''] : ['discovery.k8s.io'], name);
+        }
+        byNamespace[role.metadata.namespace as string] = rules.flatMap((r) => r.resources).sort();
+      }
+      assert.deepEqual(byNamespace, expected[name], name);
+      for (const binding of objects.filter((o) => o.kind === 'RoleBinding')) {
+        assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'sy-switchyard', namespace: 'switchyard' }], name);
+      }
+      const needsToken = Object.keys(expected[name] ?? {}).length > 0;
+      assert.equal(podSpec(objects).automountServiceAccountToken, needsToken, `${name}: the token is mounted only when discovery reads the API`);
+      assert.equal(only(objects, 'ServiceAccount')['automountServiceAccountToken'], false, name);
+    }
+  });
+
+  it('replicas: 3 by default, RollingUpdate maxUnavailable 0, PDB maxUnavailable 1 whenever more than one can run, soft spread', async () => {
+    const defaults = rendered.get('defaults') as K8sObject[];
+    const spec = only(defaults, 'Deployment')['spec'] as { replicas: number; strategy: { type: string; rollingUpdate: { maxUnavailable: number } } };
+    assert.equal(spec.replicas, 3);
+    assert.deepEqual([spec.strategy.type, spec.strategy.rollingUpdate.maxUnavailable], ['RollingUpdate', 0]);
+    assert.equal((only(defaults, 'PodDisruptionBudget')['spec'] as { maxUnavailable: number }).maxUnavailable, 1);
+    assert.deepEqual(
+      podSpec(defaults).topologySpreadConstraints?.map((t) => [t.topologyKey, t.whenUnsatisfiable]),
+      [['topology.kubernetes.io/zone', 'ScheduleAnyway'], ['kubernetes.io/hostname', 'ScheduleAnyway']],
+    );
+    const single = await template({ setJson: ['replicaCount=1'] });
+    assert.ok(!single.some((o) => o.kind === 'PodDisruptionBudget'), 'one replica: a PDB would block every drain');
+  });
+
+  it('HPA (autoscaling/v2) targets the Deployment by the same kind and name, and the Deployment leaves replicas to it', () => {
+    const objects = rendered.get('hpa-values.yaml') as K8sObject[];
+    const hpa = only(objects, 'HorizontalPodAutoscaler');
+    const deployment = only(objects, 'Deployment');
+    assert.equal(hpa.apiVersion, 'autoscaling/v2');
+    assert.deepEqual((hpa['spec'] as { scaleTargetRef: unknown }).scaleTargetRef, { apiVersion: deployment.apiVersion, kind: deployment.kind, name: deployment.metadata.name });
+    assert.equal((deployment['spec'] as { replicas?: number }).replicas, undefined);
+    assert.ok(objects.some((o) => o.kind === 'PodDisruptionBudget'));
+  });
+
+  it("the router's replica count (load.replicas) is the HPA's maxReplicas (a ceiling: a share admits less, never more), unless config sets it; a fixed replicaCount is not copied in", async () => {
+    const replicasIn = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { load?: { replicas?: number } }).load?.replicas;
+    const hpaValues = ['autoscaling.enabled=true', 'autoscaling.maxReplicas=7'];
+    assert.equal(replicasIn(await template({ setJson: hpaValues })), 7);
+    assert.equal(replicasIn(await template({ setJson: [...hpaValues, 'config.load={"replicas":12}'] })), 12);
+    assert.equal(replicasIn(rendered.get('defaults') as K8sObject[]), undefined);
+  });
+
+  it('Services: ClusterIP traffic Service with the traffic port by name, and the admin port on a Service of its own', async () => {
+    const service = only(rendered.get('defaults') as K8sObject[], 'Service', 'sy-switchyard')['spec'] as { type: string; ports: { name: string; targetPort: string }[] };
+    assert.equal(service.type, 'ClusterIP');
+    assert.deepEqual(service.ports.map((p) => [p.name, p.targetPort]), [['http', 'http']]);
+    const annotated = await template({ setJson: ['service.annotations={"t":"1"}', 'service.adminAnnotations={"a":"2"}'] });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard').metadata.annotations, { t: '1' });
+    assert.deepEqual(only(annotated, 'Service', 'sy-switchyard-admin').metadata.annotations, { a: '2' });
+  });
+
+  it('regression: the admin port (/metrics, /debug/endpoints) was published on the traffic Service, so exposing traffic exposed it too', async () => {
+    type ServiceSpec = { type: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+    const objects = await template({ setJson: ['service.type="LoadBalancer"', 'metrics.serviceMonitor.enabled=true'] });
+    const traffic = only(objects, 'Service', 'sy-switchyard');
+    const admin = only(objects, 'Service', 'sy-switchyard-admin');
+    const trafficSpec = traffic['spec'] as ServiceSpec;
+    const adminSpec = admin['spec'] as ServiceSpec;
+    assert.equal(trafficSpec.type, 'LoadBalancer');
+    assert.deepEqual(trafficSpec.ports.map((p) => p.targetPort), ['http'], 'the traffic Service carries no admin port');
+    assert.equal(adminSpec.type, 'ClusterIP', 'the admin Service stays inside the cluster whatever service.type says');
+    assert.deepEqual(adminSpec.ports.map((p) => [p.name, p.port, p.targetPort]), [['admin', 9090, 'admin']]);
+    assert.deepEqual(adminSpec.selector, trafficSpec.selector);
+    // The ServiceMonitor selects the admin Service and not the traffic one.
+    const selector = ((only(objects, 'ServiceMonitor')['spec'] as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    const matches = (o: K8sObject) => Object.entries(selector).every(([k, v]) => o.metadata.labels?.[k] === v);
+    assert.deepEqual([matches(admin), matches(traffic)], [true, false]);
+  });
+
+  it('NetworkPolicy: ingress to the two ports, egress to DNS, the API server and the engines only', () => {
+    const policy = only(rendered.get('networkpolicy-values.yaml') as K8sObject[], 'NetworkPolicy')['spec'] as { ingress: { ports: { port: string }[] }[]; egress: { to?: unknown[]; ports?: { port: number }[] }[] };
+    assert.deepEqual(policy.ingress.map((r) => r.ports.map((p) => p.port)), [['http'], ['admin']]);
+    const egress = JSON.stringify(policy.egress);
+    assert.match(egress, /"port":53/);
+    assert.match(egress, /"cidr":"10\.0\.0\.1\/32"/);
+    assert.match(egress, /"podSelector":\{"matchLabels":\{"app":"vllm"\}\}/);
+    assert.match(egress, /"cidr":"10\.20\.0\.5\/32"/);
+    assert.equal(policy.egress.length, 4);
+    assert.ok(!(rendered.get('defaults') as K8sObject[]).some((o) => o.kind === 'NetworkPolicy'), 'off by default');
+  });
+
+  it('monitoring: ServiceMonitor and PodMonitor scrape the admin port with the admin token; rules and dashboards from the chart files', () => {
+    const objects = rendered.get('monitoring-values.yaml') as K8sObject[];
+    const auth = { type: 'Bearer', credentials: { name: 'switchyard-admin', key: 'token' } };
+    const sm = (only(objects, 'ServiceMonitor')['spec'] as { endpoints: { port: string; path: string; authorization: unknown }[] }).endpoints[0];
+    assert.deepEqual([sm?.port, sm?.path, sm?.authorization], ['admin', '/metrics', auth]);
+    const pm = (only(objects, 'PodMonitor')['spec'] as { podMetricsEndpoints: { port: string; authorization: unknown }[] }).podMetricsEndpoints[0];
+    assert.deepEqual([pm?.port, pm?.authorization], ['admin', auth]);
+    const rule = only(objects, 'PrometheusRule');
+    assert.equal(rule.metadata.labels?.['release'], 'kube-prometheus-stack');
+    const ruleFile = parse(readFileSync(`${CHART}/alerts/switchyard-rules.yaml`, 'utf8')) as { groups: unknown };
+    assert.deepEqual((rule['spec'] as { groups: unknown }).groups, ruleFile.groups);
+    const dashboards = readdirSync(`${CHART}/dashboards`).filter((f) => f.endsWith('.json'));
+    const maps = objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.labels?.['grafana_dashboard'] === '1');
+    assert.equal(maps.length, dashboards.length);
+    for (const map of maps) {
+      const [file, json] = Object.entries(map['data'] as Record<string, string>)[0] as [string, string];
+      assert.deepEqual(JSON.parse(json), JSON.parse(readFileSync(`${CHART}/dashboards/${file}`, 'utf8')), file);
+      assert.equal(map.metadata.annotations?.['grafana_folder'], 'switchyard');
+    }
+    for (const name of ['defaults', 'pods-values.yaml']) {
+      assert.ok(!(rendered.get(name) as K8sObject[]).some((o) => ['ServiceMonitor', 'PodMonitor', 'PrometheusRule'].includes(o.kind)), `${name}: monitoring off by default`);
+    }
+  });
+
+  it('the helm test hook runs `switchyard check` against /readyz and /v1/models through the admin and traffic Services', () => {
+    const pod = only(rendered.get('defaults') as K8sObject[], 'Pod');
+    assert.equal(pod.metadata.annotations?.['helm.sh/hook'], 'test');
+    const c = (pod['spec'] as PodSpec).containers[0] as Container;
+    assert.deepEqual(c.command, ['/nodejs/bin/node', '/app/router/cli/bin.ts']);
+    assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard-admin.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
+    assert.equal((pod['spec'] as PodSpec).automountServiceAccountToken, false);
+  });
+
+  it('NOTES.txt: a port-forward and curl to /v1/models for this release, and helm test', async () => {
+    const result = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client']);
+    assert.equal(result.code, 0, result.stderr);
+    const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard 8080:8080 &/);
+    assert.match(notes, /kubectl -n inference port-forward service\/notes-switchyard-admin 9090:9090 &/);
+    assert.match(notes, /curl -s http:\/\/127\.0\.0\.1:8080\/v1\/models/);
+    assert.match(notes, /helm test notes -n inference/);
+    assert.doesNotMatch(notes, /inline env values/, 'static discovery reads no pod');
+    const pods = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client', '--values', `${CHART}/ci/pods-values.yaml`]);
+    assert.equal(pods.code, 0, pods.stderr);
+    assert.match(pods.stdout, /pods discovery: the router's Role can read every pod spec in inference,\s+including inline env values/);
+  });
+
+  it('names stay within 63 characters for the longest release name helm allows (53)', async () => {
+    const objects = await template({ release: 'a'.repeat(53), valuesFiles: ciValuesFiles().filter((f) => /(monitoring|multi-namespace)-values/.test(f)) });
+    for (const o of objects) assert.ok(o.metadata.name.length <= 63, `${o.kind} ${o.metadata.name}`);
+  });
+});

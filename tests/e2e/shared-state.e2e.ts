@@ -1,0 +1,157 @@
+/**
+ * Replicas that agree through a real redis-server: two routers in this
+ * process over the same engine simulators, sharing fleet in-flight counts
+ * and session assignments.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EngineSimulator } from '../../loadtest/sim/server.ts';
+import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
+import { postJson, servedBy, startRouter, waitFor, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
+
+const MODEL = 'shared-model';
+
+type Replica = StartedRouter;
+
+/** Starts a replica and waits until its shared state is up (a replica still connecting routes on its own state alone). */
+async function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
+  const replica = await startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
+  await waitForSharedStateUp(replica.admin);
+  return replica;
+}
+
+function chat(base: string, id: string, headers: Record<string, string> = {}) {
+  return postJson(`${base}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }, { 'x-request-id': id, ...headers });
+}
+
+async function metric(admin: string, series: string): Promise<number> {
+  const text = await (await fetch(`${admin}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+describe('replicas sharing state through Redis', () => {
+  let redis: RedisServer;
+  const engines: EngineSimulator[] = [];
+  const replicas: Replica[] = [];
+  let flags: string[];
+
+  before(async () => {
+    redis = await startRedisServer();
+    for (let i = 0; i < 3; i++) {
+      const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 8, ttftMs: 1, itlMs: 1, outputTokens: 2 } });
+      await engine.listen();
+      engines.push(engine);
+    }
+    flags = ['--redis-url', redis.url, '--redis-publish-interval-ms', '50', '--redis-replica-ttl-ms', '400', '--sessions-local-cache-ms', '0', '--routing-policy', 'auto'];
+  });
+  after(async () => {
+    await Promise.all(replicas.map((r) => r.router.close()));
+    await Promise.all(engines.map((e) => e.close()));
+    await redis.stop();
+  });
+
+  it("routes on the other replica's open requests, which its own scrape has not seen", async () => {
+    // Scrapes far apart: only the shared counts can tell B what A sent since.
+    const slow = [...flags, '--scrape-interval-ms', '60000', '--routing-policy', 'least-load'];
+    // A knows only the first engine, so everything it holds open is there.
+    const a = await startReplica([engines[0]!.url], slow);
+    const b = await startReplica([engines[0]!.url, engines[1]!.url], slow);
+    replicas.push(a, b);
+    await waitFor(() => [...b.router.view.all()].every((s) => s.scraped !== undefined));
+    const held = new AbortController();
+    const holds = Array.from({ length: 4 }, (_, i) =>
+      fetch(`${a.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', 'x-request-id': `hold-${i}` },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
+        signal: held.signal,
+      }).catch(() => undefined),
+    );
+    try {
+      await waitFor(() => [...a.router.view.all()].reduce((n, s) => n + s.inFlight, 0) === 4);
+      // B sees A's four within a few publish intervals, on the engine they are on.
+      const [first, second] = [...b.router.view.all()];
+      await waitFor(() => first!.othersInFlight === 4, 2_000);
+      assert.equal(second!.othersInFlight, 0);
+      assert.equal(first!.loadScore > second!.loadScore, true);
+      // Its own scrape (taken before) shows both idle; the shared counts send everything to the second engine.
+      for (let i = 0; i < 4; i++) {
+        const response = await chat(b.base, `fleet-${i}`);
+        assert.equal(response.status, 200);
+        assert.equal(servedBy(engines, `fleet-${i}`), 1);
+      }
+    } finally {
+      held.abort();
+      await Promise.all(holds);
+      await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+    }
+  });
+
+  it('keeps existing conversations on their engine when an engine is added, on every replica', async () => {
+    const a = await startReplica([engines[0]!.url, engines[1]!.url], flags);
+    replicas.push(a);
+    const first = new Map<string, number>();
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await chat(a.base, `first-${i}`, { 'x-session-id': `conversation-${i}` })).status, 200);
+      first.set(`conversation-${i}`, servedBy(engines, `first-${i}`));
+    }
+    // A second replica that already sees a third engine: rendezvous hashing alone would move about a third.
+    const b = await startReplica(engines.map((e) => e.url), flags);
+    replicas.push(b);
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await chat(b.base, `again-${i}`, { 'x-session-id': `conversation-${i}` })).status, 200);
+      assert.equal(servedBy(engines, `again-${i}`), first.get(`conversation-${i}`), `conversation-${i} moved`);
+    }
+    // New conversations do use the new engine.
+    const fresh = new Set<number>();
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await chat(b.base, `new-${i}`, { 'x-session-id': `new-conversation-${i}` })).status, 200);
+      fresh.add(servedBy(engines, `new-${i}`));
+    }
+    assert.ok(fresh.has(2), 'the added engine takes new conversations');
+    assert.equal(await metric(b.admin, 'switchyard_session_lookups_total{result="redis"}'), 20);
+    await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+  });
+
+  it('moves a conversation only off an engine that fails the filters, records why, and the other replica follows', async () => {
+    const capped = [...flags, '--admission-max-in-flight-per-endpoint', '2'];
+    const a = await startReplica([engines[0]!.url, engines[1]!.url], capped);
+    const b = await startReplica([engines[0]!.url, engines[1]!.url], capped);
+    replicas.push(a, b);
+    const session = { 'x-session-id': 'moving-conversation' };
+    assert.equal((await chat(a.base, 'move-0', session)).status, 200);
+    const home = servedBy(engines, 'move-0');
+    const held = new AbortController();
+    const holds = Array.from({ length: 2 }, (_, i) =>
+      fetch(`${a.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', ...session, 'x-request-id': `move-hold-${i}` },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
+        signal: held.signal,
+      }).catch(() => undefined),
+    );
+    try {
+      // The router counts a request in flight once it is sent; the engine records it once it has read it.
+      await waitFor(() => [...a.router.view.all()].some((s) => s.inFlight === 2) && servedBy(engines, 'move-hold-1') !== -1 && servedBy(engines, 'move-hold-0') !== -1);
+      assert.equal(servedBy(engines, 'move-hold-0'), home, 'the held requests stayed home');
+      assert.equal(servedBy(engines, 'move-hold-1'), home, 'the held requests stayed home');
+      // Home is at this replica's per-endpoint cap: saturated, so the conversation moves.
+      assert.equal((await chat(a.base, 'move-1', session)).status, 200);
+      const moved = servedBy(engines, 'move-1');
+      assert.notEqual(moved, home);
+      assert.equal(await metric(a.admin, 'switchyard_session_moves_total{reason="saturated"}'), 1);
+      held.abort();
+      await Promise.all(holds);
+      await waitFor(() => [...a.router.view.all()].every((s) => s.inFlight === 0));
+      // Home has room again, but the move was recorded: both replicas follow it.
+      for (const [i, replica] of [a, b].entries()) {
+        assert.equal((await chat(replica.base, `move-after-${i}`, session)).status, 200);
+        assert.equal(servedBy(engines, `move-after-${i}`), moved, `replica ${i} follows the move`);
+      }
+    } finally {
+      held.abort();
+      await Promise.all(holds);
+    }
+  });
+});
