@@ -35,7 +35,8 @@ import { join } from 'node:path';
 import { fitToFileLimit } from '../../router/admission/router-pressure.ts';
 import { runGenerators, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
-import { canPin, startSwitchyard, waitForModels } from '../../tests/kit/processes.ts';
+import { canPin, waitForModels } from '../../tests/kit/processes.ts';
+import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
 import { summarize } from '../bench/stats.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
@@ -247,10 +248,10 @@ export async function memoryLimit(argv: readonly string[]): Promise<number> {
   const heapFlag = `--max-old-space-size=${heapMib}`;
   let stopRouter = async () => {};
   try {
-    const router = await startSwitchyard(routerArgs, 'switchyard listening', pinned ? 0 : undefined, [heapFlag], enforced ? cgroup.launcher : []);
+    const router = await spawnSwitchyard(routerArgs, { core: pinned ? 0 : undefined, nodeArgs: [heapFlag], launcher: enforced ? cgroup.launcher : [] });
     let exit: string | undefined;
     router.child.once('exit', (code, signal) => (exit = signal ?? `code ${String(code)}`));
-    stopRouter = () => router.stop();
+    stopRouter = async () => void (await router.stop());
     const pid = router.child.pid as number;
     const port = router.ports['traffic'] as number;
     const admin = `http://127.0.0.1:${router.ports['admin'] as number}`;

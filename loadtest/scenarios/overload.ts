@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { canPin, deprioritiseSelf, startSwitchyard, waitForModels, type Started } from '../../tests/kit/processes.ts';
+import { canPin, deprioritiseSelf, waitForModels } from '../../tests/kit/processes.ts';
+import { spawnSwitchyard, type SwitchyardProcess } from '../../tests/kit/router-process.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';
@@ -83,10 +84,10 @@ function options(argv: readonly string[]): Options {
   };
 }
 
-async function startRouter(backends: readonly string[], admission: readonly string[], pinned: boolean): Promise<Started> {
+async function startRouter(backends: readonly string[], admission: readonly string[], pinned: boolean): Promise<SwitchyardProcess> {
   const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '250', ...admission];
   for (const url of backends) args.push('--backend', url);
-  const router = await startSwitchyard(args, 'switchyard listening', pinned ? 0 : undefined);
+  const router = await spawnSwitchyard(args, { core: pinned ? 0 : undefined });
   await waitForModels(`http://127.0.0.1:${router.ports['traffic'] as number}`);
   return router;
 }

@@ -7,7 +7,8 @@ import type { ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { cpuTimeMs, startSwitchyard } from '../../tests/kit/processes.ts';
+import { cpuTimeMs } from '../../tests/kit/processes.ts';
+import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
 import { closeFleet, startFleet, type EngineSpec } from './fleet.ts';
 import type { Arrival } from './poisson.ts';
 import { summarizeQuality, type QualitySummary, type RequestRecord } from './quality.ts';
@@ -55,7 +56,7 @@ const LOOP_DELAY_RESOLUTION_MS = 10;
 /** Runs `spec`; starts and stops everything it uses. */
 export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
   const engines = await startFleet(spec.model, spec.fleet);
-  const router = await startSwitchyard(
+  const router = await spawnSwitchyard(
     [
       'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0',
       ...engines.flatMap((engine) => ['--backend', engine.url]),
@@ -65,7 +66,6 @@ export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
       '--lifecycle-pre-stop-delay-ms', '0',
       ...spec.routerArgs,
     ],
-    'switchyard listening',
   ).catch(async (err: unknown) => {
     await closeFleet(engines);
     throw err;

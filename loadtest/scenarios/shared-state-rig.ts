@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fleetAgrees, replicaView, scrapeMetrics, type ReplicaView } from './shared-state-prom.ts';
 import { waitUntilRoutable } from './run-policy.ts';
-import { startSwitchyard } from '../../tests/kit/processes.ts';
+import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
 import { stopAll, type System } from './systems.ts';
 
 /**
@@ -65,14 +65,14 @@ const FLEET_FORMS_MS = 5000;
  */
 async function startReplica(name: string, backends: readonly string[], ready: readonly string[], args: readonly string[]): Promise<System> {
   const argv = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((url) => ['--backend', url]), ...ROUTER_ARGS, ...args];
-  const child = await startSwitchyard(argv, 'switchyard listening');
+  const child = await spawnSwitchyard(argv);
   const router: System = {
     name,
     url: `http://127.0.0.1:${child.ports['traffic'] as number}`,
     adminUrl: `http://127.0.0.1:${child.ports['admin'] as number}`,
     description: `switchyard serve over ${backends.length} backends with ${[...ROUTER_ARGS, ...args].join(' ')}`,
     pids: () => (child.child.pid === undefined ? [] : [child.child.pid]),
-    stop: () => child.stop(),
+    stop: async () => void (await child.stop()),
   };
   try {
     await waitUntilRoutable(router.adminUrl as string, ready);

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { startNginx } from './baselines/nginx.ts';
 import { startStaticEngine } from './baselines/static-engine.ts';
 import { startPeerRouter, type PeerRouterName, type PeerRouterPolicy } from './baselines/peer-router.ts';
-import { cpuTimeMs, startNodeScript, startSwitchyard, waitForModels, type Started } from '../../tests/kit/processes.ts';
+import { cpuTimeMs, waitForModels } from '../../tests/kit/processes.ts';
+import { spawnSwitchyard, type SwitchyardProcess } from '../../tests/kit/router-process.ts';
 
 /** Something load is sent to. */
 export interface System {
@@ -38,8 +39,8 @@ export interface Engines {
 
 /** Starts `count` simulator processes serving `model`, with `simArgs` knobs (e.g. `--max-seqs 256`). */
 export async function startEngines(count: number, model: string, simArgs: readonly string[], core?: number): Promise<Engines> {
-  const processes = await Promise.all(Array.from({ length: count }, () => startSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', model, ...simArgs], 'engine simulator listening', core)));
-  const first = processes[0] as Started;
+  const processes = await Promise.all(Array.from({ length: count }, () => spawnSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', model, ...simArgs], { marker: 'engine simulator listening', core })));
+  const first = processes[0] as SwitchyardProcess;
   return {
     urls: processes.map((p) => `http://127.0.0.1:${p.ports['port'] as number}`),
     description: 'engine simulator',
@@ -103,8 +104,8 @@ export async function startRouter(
   const args = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--log-level', 'info', '--lifecycle-pre-stop-delay-ms', '0', ...backends.flatMap((url) => ['--backend', url]), ...(options.args ?? [])];
   const router =
     options.checkout === undefined
-      ? await startSwitchyard(args, 'switchyard listening', options.core, options.nodeArgs)
-      : await startNodeScript(join(options.checkout.dir, 'router/cli/bin.ts'), args, 'switchyard listening', options.core, options.nodeArgs);
+      ? await spawnSwitchyard(args, { core: options.core, nodeArgs: options.nodeArgs })
+      : await spawnSwitchyard(args, { script: join(options.checkout.dir, 'router/cli/bin.ts'), core: options.core, nodeArgs: options.nodeArgs });
   const url = `http://127.0.0.1:${router.ports['traffic'] as number}`;
   await waitForModels(url);
   return {
@@ -113,7 +114,7 @@ export async function startRouter(
     description: `switchyard serve${options.checkout === undefined ? '' : ` from ${options.checkout.dir} (commit ${options.checkout.commit})`} over ${backends.length} backend${backends.length === 1 ? '' : 's'}${options.args === undefined || options.args.length === 0 ? '' : ` with ${options.args.join(' ')}`}${options.core === undefined ? '' : `, pinned to core ${options.core}`}`,
     pids: () => (router.child.pid === undefined ? [] : [router.child.pid]),
     adminUrl: `http://127.0.0.1:${router.ports['admin'] as number}`,
-    stop: () => router.stop(),
+    stop: async () => void (await router.stop()),
   };
 }
 
@@ -209,14 +210,14 @@ const BARE_FORWARDER = fileURLToPath(new URL('./baselines/bare-forwarder.ts', im
  * e.g. `--cpu-prof`.
  */
 export async function startBareForwarder(upstream: string, core: number | undefined, nodeArgs: readonly string[] = []): Promise<System> {
-  const child = await startNodeScript(BARE_FORWARDER, ['--listen', '127.0.0.1:0', '--upstream', upstream], 'bare forwarder listening', core, nodeArgs);
+  const child = await spawnSwitchyard(['--listen', '127.0.0.1:0', '--upstream', upstream], { script: BARE_FORWARDER, marker: 'bare forwarder listening', core, nodeArgs });
   const pid = child.child.pid;
   return {
     name: BARE_FORWARDER_NAME,
     url: `http://127.0.0.1:${child.ports['port'] as number}`,
     description: `loadtest/scenarios/baselines/bare-forwarder.ts (node:http, undici Pool.dispatch, no routing)${core === undefined ? '' : `, pinned to core ${core}`}`,
     pids: () => (pid === undefined ? [] : [pid]),
-    stop: () => child.stop(),
+    stop: async () => void (await child.stop()),
   };
 }
 

@@ -4,12 +4,11 @@
  * router runs as a child process where its own limits matter.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { waitForModels } from '../kit/processes.ts';
+import { spawnSwitchyard, type SwitchyardProcess } from '../kit/router-process.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { sseData, startFleet, startRouterProcess, waitFor, type Fleet, type RouterProcess } from '../kit/harness.ts';
 
@@ -134,25 +133,18 @@ describe('3,000 connections arriving at once', () => {
 
 describe('the open-file limit', () => {
   const engine = new EngineSimulator({ model: MODEL, knobs: { ttftMs: 50, itlMs: 0, maxSeqs: 100_000 } });
-  let child: ReturnType<typeof spawn>;
+  let router: SwitchyardProcess;
   let traffic = 0;
   let admin = 0;
   before(async () => {
     await engine.listen();
-    const bin = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
-    child = spawn('bash', ['-c', `ulimit -n 160 && exec "$0" "$@"`, process.execPath, bin, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let log = '';
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => (log += text));
-    await waitFor(() => log.includes('switchyard listening'), 10_000);
-    const line = log.split('\n').find((l) => l.includes('switchyard listening')) as string;
-    ({ traffic, admin } = JSON.parse(line) as { traffic: number; admin: number });
-    assert.match(log, /router caps lowered to fit the open-file limit/);
+    router = await spawnSwitchyard(['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url], { openFiles: 160 });
+    ({ traffic, admin } = router.ports as { traffic: number; admin: number });
+    assert.ok(router.logs.some((line) => line['msg'] === 'router caps lowered to fit the open-file limit'), JSON.stringify(router.logs));
     await waitForModels(`http://127.0.0.1:${traffic}`);
   });
   after(async () => {
-    child.kill('SIGKILL');
+    router.child.kill('SIGKILL');
     await engine.close();
   });
 
@@ -163,7 +155,7 @@ describe('the open-file limit', () => {
     // Connections beyond the descriptors left are accepted and closed by libuv at once (the
     // client sees a close without an answer); everything the router could read got 200 or 429.
     assert.deepEqual(Object.keys(counts).filter((k) => !['200', '429', 'closed-without-answer'].includes(k)), [], JSON.stringify(counts));
-    assert.equal(child.exitCode, null, 'the router is still running');
+    assert.equal(router.child.exitCode, null, 'the router is still running');
     // Descriptors come back as the burst's connections finish closing; until then an accept may fail.
     assert.equal(await livezOnceDescriptorsFree(admin), 200);
     assert.equal(await rawRequest(traffic), '200', 'it serves normally once the burst is over');

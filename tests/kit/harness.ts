@@ -2,14 +2,14 @@
  * Test harness: real engine simulators and a real router on 127.0.0.1 with
  * ephemeral ports, in this process, plus a small raw HTTP client.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../router/config/load.ts';
 import { Router, type RouterOptions } from '../../router/compose.ts';
 import { createLogger } from '../../router/log.ts';
 import { EngineSimulator, type SimOptions } from '../../loadtest/sim/server.ts';
+import { spawnSwitchyard } from './router-process.ts';
 
 /** A running router with its engines. */
 export interface Fleet {
@@ -169,9 +169,7 @@ export function sseData(body: Buffer): string[] {
     .map((event) => event.slice('data: '.length));
 }
 
-const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
-
-/** A router running as a child process. */
+/** A router running as a child process, started by {@link startRouterProcess}. */
 export interface RouterProcess {
   readonly child: ChildProcess;
   readonly traffic: number;
@@ -181,30 +179,14 @@ export interface RouterProcess {
 }
 
 /**
- * Starts `switchyard serve` as a child process and resolves with its ports
- * once it listens. `nodeArgs` go to node before the script (e.g. `--import`);
- * `openFiles` sets the child's open-file limit (`ulimit -n`) before it starts.
+ * Starts `switchyard serve ARGS` as a child process (through the kit's one
+ * spawner, router-process.ts) and resolves with its ports once it listens.
+ * `nodeArgs` go to node before the script (e.g. `--import`); `openFiles` sets
+ * the child's open-file limit (`ulimit -n`) before it starts.
  */
-export function startRouterProcess(args: string[], nodeArgs: readonly string[] = [], openFiles?: number): Promise<RouterProcess> {
-  const command = [process.execPath, ...nodeArgs, BIN, 'serve', ...args];
-  const child =
-    openFiles === undefined
-      ? spawn(command[0] as string, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
-      : spawn('/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$@"`, 'sh', ...command], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => {
-      buffered += text;
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('switchyard listening')) continue;
-        const { traffic, admin } = JSON.parse(line) as { traffic: number; admin: number };
-        resolve({ child, traffic, admin, exit });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`router exited early with ${String(code)}: ${buffered}`)));
-  });
+export async function startRouterProcess(args: string[], nodeArgs: readonly string[] = [], openFiles?: number): Promise<RouterProcess> {
+  const { child, ports, exit } = await spawnSwitchyard(['serve', ...args], { nodeArgs, openFiles });
+  return { child, traffic: ports['traffic'] as number, admin: ports['admin'] as number, exit };
 }
 
 /** The index of the engine that received `requestId`, or -1. */

@@ -1,20 +1,11 @@
 /**
- * Starts the processes a benchmark measures (engine simulator, router) as
- * children on loopback, optionally pinned to a CPU core with `taskset`.
+ * What benchmarks need around the processes they measure: CPU time from /proc,
+ * priorities, core pinning, and waiting for a router to know its models. The
+ * processes themselves start through router-process.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { fileURLToPath } from 'node:url';
-
-const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
-
-/** A started child and the ports it reported. */
-export interface Started {
-  readonly child: ChildProcess;
-  readonly ports: Record<string, number>;
-  stop(): Promise<void>;
-}
 
 /** CPU time (user + system, milliseconds) a process has used so far, from /proc; undefined elsewhere. */
 export function cpuTimeMs(pid: number | undefined): number | undefined {
@@ -75,52 +66,6 @@ export function deprioritiseSelf(): () => void {
 /** True when `taskset` can pin processes here. */
 export function canPin(): boolean {
   return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-}
-
-/**
- * Runs `switchyard <args>` (with `nodeArgs` for Node itself, e.g.
- * `--cpu-prof`) and resolves once a JSON log line on stdout or
- * stderr contains `marker`, returning that line's numeric fields as ports.
- * `launcher` prefixes the command line with a program that sets the process
- * up and execs the rest (e.g. joins a memory cgroup), so the pid stays the router's.
- */
-export function startSwitchyard(args: string[], marker: string, core?: number, nodeArgs: readonly string[] = [], launcher: readonly string[] = []): Promise<Started> {
-  return startNodeScript(BIN, args, marker, core, nodeArgs, launcher);
-}
-
-/** Like {@link startSwitchyard}, for another Node program of the harness (e.g. a baseline proxy). */
-export function startNodeScript(script: string, args: string[], marker: string, core?: number, nodeArgs: readonly string[] = [], launcher: readonly string[] = []): Promise<Started> {
-  const node = core === undefined ? [process.execPath] : ['taskset', '-c', String(core), process.execPath];
-  const [command, ...argv] = [...launcher, ...node, ...nodeArgs, script, ...args] as [string, ...string[]];
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  atNormalPriority(child.pid);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const onText = (text: string) => {
-      buffered += text;
-      const line = buffered.split('\n').find((l) => l.includes(marker));
-      if (line === undefined) return;
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      const ports: Record<string, number> = {};
-      for (const [key, value] of Object.entries(parsed)) if (typeof value === 'number') ports[key] = value;
-      child.stdout?.off('data', onText);
-      child.stderr?.off('data', onText);
-      child.stdout?.resume();
-      child.stderr?.resume();
-      resolve({
-        child,
-        ports,
-        stop: async () => {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      });
-    };
-    child.stdout?.setEncoding('utf8').on('data', onText);
-    child.stderr?.setEncoding('utf8').on('data', onText);
-    child.once('exit', (code) => reject(new Error(`${script} ${args[0] ?? ''} exited with ${String(code)}: ${buffered.slice(-2000)}`)));
-  });
 }
 
 /** Polls a router's `/v1/models` until it lists a model (the engines' models are known). */

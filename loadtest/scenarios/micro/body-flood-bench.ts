@@ -11,7 +11,7 @@
  * older commit in a git worktree, for a before/after on the same machine.
  * Prints one JSON line: RSS before and at peak, and the answers by status.
  */
-import { spawn } from 'node:child_process';
+import { spawnSwitchyard } from '../../../tests/kit/router-process.ts';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { resolve } from 'node:path';
@@ -27,15 +27,9 @@ const SIZE = 33_000_000;
 const { EngineSimulator } = (await import(`${repo}/loadtest/sim/server.ts`)) as typeof Simulator;
 const engine = new EngineSimulator({ model: 'flood-model', knobs: { ttftMs: 0, itlMs: 0 } });
 await engine.listen();
-const router = spawn(process.execPath, [`${repo}/router/cli/bin.ts`, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url], { stdio: ['ignore', 'ignore', 'pipe'] });
-const port = await new Promise<number>((done) => {
-  let log = '';
-  router.stderr.setEncoding('utf8').on('data', (text: string) => {
-    log += text;
-    const line = log.split('\n').find((l) => l.includes('switchyard listening'));
-    if (line !== undefined) done((JSON.parse(line) as { traffic: number }).traffic);
-  });
-});
+const started = await spawnSwitchyard(['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url], { script: `${repo}/router/cli/bin.ts` });
+const router = started.child;
+const port = started.ports['traffic'] as number;
 await new Promise((r) => setTimeout(r, 1_000)); // models known, start-up garbage collected
 const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${router.pid}/status`, 'utf8'))?.[1]) / 1024;
 const before = rssMiB();

@@ -10,7 +10,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuTimeMs, startSwitchyard } from '../../../tests/kit/processes.ts';
+import { cpuTimeMs } from '../../../tests/kit/processes.ts';
+import { spawnSwitchyard } from '../../../tests/kit/router-process.ts';
 
 const { values } = parseArgs({ options: { count: { type: 'string', default: '500' }, 'window-s': { type: 'string', default: '10' } } });
 const COUNT = Number(values.count);
@@ -29,9 +30,8 @@ const ports = await new Promise<number[]>((resolve, reject) => {
   engines.once('exit', (code) => reject(new Error(`engines exited with ${String(code)}`)));
 });
 
-const router = await startSwitchyard(
+const router = await spawnSwitchyard(
   ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--scrape-interval-ms', '1000', '--log-level', 'info', ...ports.flatMap((p) => ['--backend', `http://127.0.0.1:${p}`])],
-  'switchyard listening',
 ).catch((err: unknown) => {
   engines.kill();
   throw err;

@@ -14,7 +14,8 @@ import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { EngineSimulator } from '../../sim/server.ts';
-import { canPin, cpuTimeMs, startSwitchyard } from '../../../tests/kit/processes.ts';
+import { canPin, cpuTimeMs } from '../../../tests/kit/processes.ts';
+import { spawnSwitchyard } from '../../../tests/kit/router-process.ts';
 import { summarize } from '../../bench/stats.ts';
 
 const { values } = parseArgs({ options: { rate: { type: 'string', default: '5000' }, 'duration-s': { type: 'string', default: '5' } } });
@@ -44,10 +45,9 @@ const hold = new AbortController();
 const held = [0, 1].map(() =>
   fetch(`${engine.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '600000' }, body: BODY, signal: hold.signal }).catch(() => undefined),
 );
-const router = await startSwitchyard(
+const router = await spawnSwitchyard(
   ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--admission-max-waiting', '0', '--scrape-interval-ms', '100'],
-  'switchyard listening',
-  pinned ? 0 : undefined,
+  { core: pinned ? 0 : undefined },
 );
 const base = `http://127.0.0.1:${router.ports['traffic'] as number}`;
 const pool = new Pool(base, { connections: 128, pipelining: 1 });
