@@ -14,7 +14,7 @@ import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
-import { rssBytes, SAFE_START_OFF, startEngines, startRouter, type System } from './systems.ts';
+import { rssBytes, SAFE_START_OFF, startEngineProcesses, startRouterSystem, type System } from './systems.ts';
 
 const MODEL = 'burst-model';
 const REQUEST: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '20', 'x-sim-itl-ms': '2', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -66,13 +66,13 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const wantedStreams = Number(options.extra['streams'] ?? plan.streams);
   const { streams, openFiles } = streamsThatFit(wantedStreams);
-  const engines = await startEngines(2, MODEL, ['--max-seqs', '20000']);
+  const engines = await startEngineProcesses(2, MODEL, ['--max-seqs', '20000']);
   let router: System | undefined;
   try {
     // This scenario measures how many connections and streams the router holds, not a cold start
     // (`bench cold-start` does): the safe start for engines of unknown capacity would shed streams
     // the 20,000-slot engines have room for, so it is off here.
-    router = await startRouter(engines.urls, { args: SAFE_START_OFF });
+    router = await startRouterSystem(engines.urls, { args: SAFE_START_OFF });
     const generators = { processes: options.generators || 2, quiet: options.quiet };
     const probe = startProbe(`${router.adminUrl as string}/livez`);
 

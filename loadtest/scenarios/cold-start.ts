@@ -20,11 +20,11 @@ import { runGenerators, type GeneratorRun } from '../bench/generators.ts';
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import type { EngineSimulator } from '../sim/server.ts';
-import { closeFleet, startFleet, type EngineSpec } from './fleet.ts';
+import { closeSimulatedFleet, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { startProbe, type ProbeSampler } from './livez-probe.ts';
 import { measure } from './measure.ts';
 import { Bars, factsLine, ms, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
-import { startEngines, startRouter, stopAll, type System } from './systems.ts';
+import { startEngineProcesses, startRouterSystem, stopAll, type System } from './systems.ts';
 
 const MODEL = 'cold-model';
 /**
@@ -116,7 +116,7 @@ async function burst(plan: Plan, engines: readonly EngineSimulator[], variant: V
   const routers: System[] = [];
   let spreader: Awaited<ReturnType<typeof startNginx>> | undefined;
   try {
-    for (let i = 0; i < variant.replicas; i++) routers.push(await startRouter(urls, { name: `switchyard-${i + 1}`, args }));
+    for (let i = 0; i < variant.replicas; i++) routers.push(await startRouterSystem(urls, { name: `switchyard-${i + 1}`, args }));
     // Replicas behind one spreader, so the burst reaches them all at once as through a Service.
     if (routers.length > 1) spreader = await startNginx({ upstreams: routers.map((r) => r.url) });
     const target = spreader?.url ?? (routers[0] as System).url;
@@ -162,11 +162,11 @@ async function burst(plan: Plan, engines: readonly EngineSimulator[], variant: V
 
 /** One ramp of long streams through one router. */
 async function ramp(plan: Plan, capacity: 'unknown' | 'configured', dir: string, quiet: boolean) {
-  const engines = await startEngines(2, RAMP_MODEL, ['--max-seqs', '20000']);
+  const engines = await startEngineProcesses(2, RAMP_MODEL, ['--max-seqs', '20000']);
   let router: System | undefined;
   try {
     const args = capacity === 'configured' ? ['--config', capacityFile(dir, engines.urls, 20_000)] : [];
-    router = await startRouter(engines.urls, { args });
+    router = await startRouterSystem(engines.urls, { args });
     const probe = startProbe(`${router.adminUrl as string}/livez`);
     const request: RequestTemplate = { ...REQUEST, model: RAMP_MODEL, stream: true, headers: { 'x-sim-ttft-ms': '50', 'x-sim-itl-ms': '1000', 'x-sim-output-tokens': String(plan.streamTokens) } };
     const spec = { request, mode: { kind: 'open' as const, ratePerS: plan.streams / plan.rampS, maxConnections: plan.streams }, warmupMs: 0, requests: plan.streams, idPrefix: `ramp-${capacity}`, seed: 5 };
@@ -184,7 +184,7 @@ export async function coldStart(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-cold-'));
-  const engines = await startFleet(MODEL, ENGINES);
+  const engines = await startSimulatedFleet(MODEL, ENGINES);
   const runs: BurstRun[] = [];
   const ramps: Awaited<ReturnType<typeof ramp>>[] = [];
   try {
@@ -200,7 +200,7 @@ export async function coldStart(argv: readonly string[]): Promise<number> {
     }
     ramps.push(await ramp(plan, 'configured', dir, options.quiet), await ramp(plan, 'unknown', dir, options.quiet));
   } finally {
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
     rmSync(dir, { recursive: true, force: true });
   }
   return report(argv, options, plan, runs, ramps);

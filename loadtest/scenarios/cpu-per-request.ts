@@ -44,7 +44,7 @@ import { canPin } from '../../tests/kit/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
-import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, SAFE_START_OFF, startBareForwarder, startEngines, startNginxProxy, startPeer, startRouter, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, SAFE_START_OFF, startBareForwarder, startEngineProcesses, startNginxProxy, startPeer, startRouterSystem, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 16 });
@@ -106,10 +106,10 @@ async function startSystems(engines: Engines, core: number | undefined, peer: bo
   const systems: System[] = [];
   try {
     systems.push(await startNginxProxy(engines.urls, core));
-    systems.push(await startRouter(engines.urls, at));
+    systems.push(await startRouterSystem(engines.urls, at));
     // The safe start off for an earlier checkout: before b4caff9 it held an engine this fast at 4 requests for good.
-    if (before !== undefined) systems.push(await startRouter(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
-    systems.push(await startRouter(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
+    if (before !== undefined) systems.push(await startRouterSystem(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
+    systems.push(await startRouterSystem(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
     else systems.push(vllmRouter);
@@ -188,8 +188,8 @@ async function breakdown(profiled: readonly Profiled[], dir: string, plan: Plan,
 function profiledSystems(engines: Engines, core: number | undefined, before: RouterCheckout | undefined): Profiled[] {
   const at = core === undefined ? {} : { core };
   return [
-    { name: 'switchyard', slug: 'switchyard', start: (nodeArgs) => startRouter(engines.urls, { ...at, nodeArgs, args: SAFE_START_OFF }) },
-    ...(before === undefined ? [] : [{ name: before.name, slug: `switchyard-${before.commit}`, start: (nodeArgs: readonly string[]) => startRouter(engines.urls, { ...at, nodeArgs, checkout: before, args: SAFE_START_OFF }) }]),
+    { name: 'switchyard', slug: 'switchyard', start: (nodeArgs) => startRouterSystem(engines.urls, { ...at, nodeArgs, args: SAFE_START_OFF }) },
+    ...(before === undefined ? [] : [{ name: before.name, slug: `switchyard-${before.commit}`, start: (nodeArgs: readonly string[]) => startRouterSystem(engines.urls, { ...at, nodeArgs, checkout: before, args: SAFE_START_OFF }) }]),
     { name: BARE_FORWARDER_NAME, slug: 'bare-forwarder', start: (nodeArgs) => startBareForwarder(engines.urls[0] as string, core, nodeArgs) },
   ];
 }
@@ -206,7 +206,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   const scratch = mkdtempSync(join(tmpdir(), 'switchyard-cpu-'));
   const bodyFile = join(scratch, 'body.json');
   writeFileSync(bodyFile, BODY);
-  const engines = await startEngines(1, MODEL, ['--max-seqs', '100000', '--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '16'], clientCore);
+  const engines = await startEngineProcesses(1, MODEL, ['--max-seqs', '100000', '--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '16'], clientCore);
   let systems: System[] = [];
   const samples: Sample[] = [];
   const rateSamples: RateSample[] = [];

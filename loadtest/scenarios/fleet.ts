@@ -46,8 +46,8 @@ export function fleetCapacityPerS(specs: readonly EngineSpec[], serviceMs: reado
   return specs.reduce((sum, spec, i) => sum + (spec.maxSeqs * 1000) / (serviceMs[i] as number), 0);
 }
 
-/** Started simulators, in {@link FLEET} order. The caller closes them with {@link closeFleet}. */
-export async function startFleet(model: string, specs: readonly EngineSpec[] = FLEET): Promise<EngineSimulator[]> {
+/** Started simulators, in {@link FLEET} order. The caller closes them with {@link closeSimulatedFleet}. */
+export async function startSimulatedFleet(model: string, specs: readonly EngineSpec[] = FLEET): Promise<EngineSimulator[]> {
   const engines = specs.map(
     (spec, i) => new EngineSimulator({ model, seed: i + 1, knobs: { maxSeqs: spec.maxSeqs, ttftMs: spec.ttftMs, itlMs: spec.itlMs, outputTokens: spec.outputTokens } }),
   );
@@ -56,7 +56,7 @@ export async function startFleet(model: string, specs: readonly EngineSpec[] = F
 }
 
 /** Closes every simulator (destroying open connections). */
-export async function closeFleet(engines: readonly EngineSimulator[]): Promise<void> {
+export async function closeSimulatedFleet(engines: readonly EngineSimulator[]): Promise<void> {
   await Promise.all(engines.map((engine) => engine.close()));
 }
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { medianOf, runIfMain } from './results.ts';
-import { routerCheckout, startEngines, startRouter, stopAll } from './systems.ts';
+import { routerCheckout, startEngineProcesses, startRouterSystem, stopAll } from './systems.ts';
 
 const MODEL = 'ab-model';
 const SLOTS = 64;
@@ -23,7 +23,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({ args: [...argv], options: { rounds: { type: 'string', default: '3' }, before: { type: 'string' } } });
   const before = routerCheckout(values.before);
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-fresh-ab-'));
-  const engines = await startEngines(3, MODEL, ['--max-seqs', String(SLOTS), '--ttft-ms', '1', '--itl-ms', '1', '--output-tokens', '2']);
+  const engines = await startEngineProcesses(3, MODEL, ['--max-seqs', String(SLOTS), '--ttft-ms', '1', '--itl-ms', '1', '--output-tokens', '2']);
   const body = join(dir, 'body.json');
   writeFileSync(body, JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
   const capacity = join(dir, 'capacity.json');
@@ -37,7 +37,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const variant of variants) {
-        const router = await startRouter(engines.urls, variant.options);
+        const router = await startRouterSystem(engines.urls, variant.options);
         try {
           const out = execFileSync('ab', ['-q', '-k', '-c', '64', '-n', '20000', '-p', body, '-T', 'application/json', `${router.url}/v1/chat/completions`], { encoding: 'utf8' });
           const rate = Number(/Requests per second:\s+([\d.]+)/.exec(out)?.[1]);

@@ -20,7 +20,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, medianOf, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, cpuProfileArgs, routerCheckout, startBareForwarder, startComparedSystems, startEngines, stopAll, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, routerCheckout, startBareForwarder, startComparedSystems, startEngineProcesses, stopAll, type System } from './systems.ts';
 
 const MODEL = 'long-context';
 const PROMPT_BYTES = 200 * 1024;
@@ -43,7 +43,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(pinned ? { core: 1 } : {}) };
-  const engines = await startEngines(1, MODEL, ['--max-seqs', '1000'], pinned ? 1 : undefined);
+  const engines = await startEngineProcesses(1, MODEL, ['--max-seqs', '1000'], pinned ? 1 : undefined);
   let systems: System[] = [];
   try {
     systems = await startComparedSystems(engines, MODEL, { ...(pinned ? { core: 0 } : {}), peer: options.extra['peer'] !== 'off', routerNodeArgs: profileArgs, before });

@@ -42,7 +42,7 @@ import { lineChart } from '../report/svg-chart.ts';
 import { startProbe } from './livez-probe.ts';
 import { createMemoryCgroup } from './memory-cgroup.ts';
 import { Bars, factsLine, ms, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
-import { rssBytes, startEngines } from './systems.ts';
+import { rssBytes, startEngineProcesses } from './systems.ts';
 
 const MODEL = 'memory-model';
 const MIB = 2 ** 20;
@@ -239,7 +239,7 @@ export async function memoryLimit(argv: readonly string[]): Promise<number> {
   const cgroup = createMemoryCgroup(`switchyard-memory-limit-${process.pid}`, limitBytes);
   const enforced = !('unavailable' in cgroup);
   if (!enforced) console.error(`memory limit NOT enforced (${cgroup.unavailable}): measuring peak RSS only`);
-  const engines = await startEngines(2, MODEL, ['--max-seqs', String(ENGINE_SLOTS)], pinned ? 1 : undefined);
+  const engines = await startEngineProcesses(2, MODEL, ['--max-seqs', String(ENGINE_SLOTS)], pinned ? 1 : undefined);
   // Known engine capacity (as an operator would configure it), so streams are held, not limited by the safe start for unknown engines.
   const configDir = mkdtempSync(join(tmpdir(), 'switchyard-memory-'));
   const config = join(configDir, 'config.json');

@@ -18,7 +18,7 @@ import { Pool } from 'undici';
 import { canPin, deprioritiseSelf, waitForModels } from '../../tests/kit/processes.ts';
 import { spawnSwitchyard, type SwitchyardProcess } from '../../tests/kit/router-process.ts';
 import { summarize } from '../bench/stats.ts';
-import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
+import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { sampleProbe } from './livez-probe.ts';
@@ -103,7 +103,7 @@ interface RunPlan {
 
 /** Plays the plan's streaming arrivals, sampling the engines every 100 ms. */
 async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<OverloadRun> {
-  const engines = await startFleet(MODEL, plan.fleet);
+  const engines = await startSimulatedFleet(MODEL, plan.fleet);
   const router = await startRouter(engines.map((e) => e.url), plan.admission, pinned);
   const lengthMs = (opts.warmupS + opts.durationS) * 1000;
   const schedule = poissonSchedule({ ratePerS: plan.ratePerS, lengthMs, sessionShare: 0, sessions: 1, seed: 42 });
@@ -135,7 +135,7 @@ async function play(plan: RunPlan, opts: Options, pinned: boolean): Promise<Over
   const routerShed = await shedDurations(`http://127.0.0.1:${router.ports['admin'] as number}`);
   await pool.close();
   await router.stop();
-  await closeFleet(engines);
+  await closeSimulatedFleet(engines);
   const warm = opts.warmupS * 1000;
   const measured = records.filter((r) => r.sentAt >= warm);
   const served = measured.filter((r) => r.outcome.error === undefined);
@@ -190,9 +190,9 @@ function queueChart(fleet: readonly EngineSpec[], run: OverloadRun, slug: string
 
 /** The unloaded, defaults and contrast runs on one fleet. */
 async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: readonly { name: string; admission: readonly string[] }[], opts: Options, pinned: boolean): Promise<FleetRuns> {
-  const calibration = await startFleet(MODEL, fleet);
+  const calibration = await startSimulatedFleet(MODEL, fleet);
   const serviceMs = await measureServiceMs(calibration, MODEL);
-  await closeFleet(calibration);
+  await closeSimulatedFleet(calibration);
   const capacity = fleetCapacityPerS(fleet, serviceMs);
   console.error(`${label}: capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
   const log = (run: OverloadRun) =>
@@ -212,7 +212,7 @@ async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: 
 
 /** The seed report: N non-streaming requests, C at a time, through one router. */
 async function burst(name: string, admission: readonly string[], opts: Options, pinned: boolean): Promise<BurstResult> {
-  const engines = await startFleet(MODEL, BURST_FLEET);
+  const engines = await startSimulatedFleet(MODEL, BURST_FLEET);
   const router = await startRouter(engines.map((e) => e.url), admission, pinned);
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
   const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 25);
@@ -243,7 +243,7 @@ async function burst(name: string, admission: readonly string[], opts: Options, 
   const livez = await probe;
   await pool.close();
   await router.stop();
-  await closeFleet(engines);
+  await closeSimulatedFleet(engines);
   return {
     name,
     admission,
@@ -274,7 +274,7 @@ function oneShot(port: number, body: string): Promise<string> {
 
 /** 3,000 new connections within one second, each with one request, while /livez is sampled from another process. */
 async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> {
-  const engines = await startFleet(MODEL, SLOW_FLEET);
+  const engines = await startSimulatedFleet(MODEL, SLOW_FLEET);
   const router = await startRouter(engines.map((e) => e.url), [], pinned);
   const port = router.ports['traffic'] as number;
   const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 4);
@@ -293,7 +293,7 @@ async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> 
   const livez = await probe;
   const routerAlive = router.child.exitCode === null;
   await router.stop();
-  await closeFleet(engines);
+  await closeSimulatedFleet(engines);
   return { connections: CONNECTION_BURST, statuses, routerAlive, livezMs: summarize(livez.filter((ms) => ms >= 0)), livezFailures: livez.filter((ms) => ms < 0).length };
 }
 

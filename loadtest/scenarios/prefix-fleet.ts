@@ -31,8 +31,8 @@ export const FLEET = {
   outputTokens: 16,
 } as const;
 
-/** The fleet's engines, listening; closed by the caller with {@link closeEngines}. */
-export async function startEngines(seed: number): Promise<EngineSimulator[]> {
+/** The fleet's engines, listening; closed by the caller with {@link closePrefixEngines}. */
+export async function startPrefixEngines(seed: number): Promise<EngineSimulator[]> {
   const knobs: Partial<SimKnobs> = {
     maxSeqs: FLEET.slots,
     kvBlocks: FLEET.kvBlocks,
@@ -48,7 +48,7 @@ export async function startEngines(seed: number): Promise<EngineSimulator[]> {
 }
 
 /** Closes every engine. */
-export async function closeEngines(engines: readonly EngineSimulator[]): Promise<void> {
+export async function closePrefixEngines(engines: readonly EngineSimulator[]): Promise<void> {
   await Promise.all(engines.map((engine) => engine.close()));
 }
 

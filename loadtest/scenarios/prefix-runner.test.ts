@@ -4,13 +4,13 @@ import { describe, it } from 'node:test';
 import { Pool } from 'undici';
 import { chatTurn } from './chat-turn.ts';
 import { PrefixOracle } from './prefix-oracle.ts';
-import { closeEngines, FLEET, MODEL, startEngines } from './prefix-fleet.ts';
+import { closePrefixEngines, FLEET, MODEL, startPrefixEngines } from './prefix-fleet.ts';
 import { runRow } from './prefix-runner.ts';
 import { turnBody, workload } from './prefix-workloads.ts';
 
 describe('prefix benchmark runner', () => {
   it('reads back the reply the engine generated, so the next turn finds its whole history cached there', async () => {
-    const engines = await startEngines(1);
+    const engines = await startPrefixEngines(1);
     const engine = engines[0];
     assert.ok(engine !== undefined);
     const pool = new Pool(engine.url);
@@ -28,12 +28,12 @@ describe('prefix benchmark runner', () => {
       assert.ok(engine.cachedPrefixTokens(wrong) < cached, 'a reply the engine did not write is not in its cache');
     } finally {
       await pool.close();
-      await closeEngines(engines);
+      await closePrefixEngines(engines);
     }
   });
 
   it('reports a 429 as shed, not as a reply', async () => {
-    const engines = await startEngines(1);
+    const engines = await startPrefixEngines(1);
     // The oracle with no queue room sheds every request, as a router at saturation does.
     const oracle = new PrefixOracle({ engines, maxWaiting: 0 });
     await oracle.listen();
@@ -45,7 +45,7 @@ describe('prefix benchmark runner', () => {
     } finally {
       await pool.close();
       await oracle.close();
-      await closeEngines(engines);
+      await closePrefixEngines(engines);
     }
   });
 

@@ -16,7 +16,7 @@ import { Pool } from 'undici';
 import { seededRng } from '../sim/random.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 import { chatTurn } from './chat-turn.ts';
-import { closeEngines, FLEET, MODEL, startEngines } from './prefix-fleet.ts';
+import { closePrefixEngines, FLEET, MODEL, startPrefixEngines } from './prefix-fleet.ts';
 import { coreBusy, hitRatio, parseCacheCounters, runningBalance, summarizeWindow, type CacheCounters, type RunningBalance, type TurnRecord, type WindowSummary } from './prefix-metrics.ts';
 import { startTarget, type RouterName, type Target, type TargetSpec } from './prefix-targets.ts';
 import { standInReplies, turnBody, type Workload, type WorkloadName } from './prefix-workloads.ts';
@@ -82,7 +82,7 @@ async function countersOf(engines: readonly EngineSimulator[]): Promise<CacheCou
 
 /** Runs one row: starts and stops everything it uses. */
 export async function runRow(spec: RowSpec): Promise<RowResult> {
-  const engines = await startEngines(spec.seed);
+  const engines = await startPrefixEngines(spec.seed);
   try {
     const target = await startTarget(spec, engines);
     const base = { workload: spec.workload.name, router: spec.router, replicas: spec.replicas, shedding: spec.shedding };
@@ -93,7 +93,7 @@ export async function runRow(spec: RowSpec): Promise<RowResult> {
       await target.stop();
     }
   } finally {
-    await closeEngines(engines);
+    await closePrefixEngines(engines);
   }
 }
 

@@ -11,7 +11,7 @@ import type { EngineSimulator } from '../sim/server.ts';
 import { FLEET, MODEL } from './prefix-fleet.ts';
 import { PrefixOracle } from './prefix-oracle.ts';
 import { waitUntilRoutable } from './run-policy.ts';
-import { startPeer, startRouter, stopAll, type System } from './systems.ts';
+import { startPeer, startRouterSystem, stopAll, type System } from './systems.ts';
 
 /** Router setups a row can run. */
 export const ROUTER_NAMES = ['round-robin', 'least-load', 'prefix-affinity', 'oracle', 'vllm-router', 'smg'] as const;
@@ -65,7 +65,7 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
         }
         routers.push(peer);
       } else {
-        const router = await startRouter(urls, { name: `switchyard-${i + 1}`, args: switchyardArgs(spec) });
+        const router = await startRouterSystem(urls, { name: `switchyard-${i + 1}`, args: switchyardArgs(spec) });
         routers.push(router);
         if (router.adminUrl !== undefined) await waitUntilRoutable(router.adminUrl, urls);
       }

@@ -30,7 +30,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, ratio, runFacts, runIfMain, scenarioOptions, signedMs, withoutHistograms, writeResults } from './results.ts';
-import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, routerCheckout, startComparedSystems, startEngines, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
+import { BARE_FORWARDER_NAME, cpuProfileArgs, startBareForwarder, routerCheckout, startComparedSystems, startEngineProcesses, startStaticEngines, stopAll, type Engines, type System } from './systems.ts';
 
 const MODEL = 'bench';
 const SMALL: RequestTemplate = { path: '/v1/chat/completions', model: MODEL, stream: false, tools: false, promptBytes: 0, headers: { 'x-sim-ttft-ms': '0', 'x-sim-itl-ms': '0', 'x-sim-output-tokens': '16' }, users: 0, checkIds: true };
@@ -80,7 +80,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
     }
   };
-  let engines: Engines | undefined = await startEngines(1, MODEL, ['--max-seqs', '100000'], clientCore);
+  let engines: Engines | undefined = await startEngineProcesses(1, MODEL, ['--max-seqs', '100000'], clientCore);
   let systems: System[] = [];
   try {
     systems = await startComparedSystems(engines, MODEL, compared);

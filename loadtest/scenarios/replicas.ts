@@ -14,10 +14,10 @@
 import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { startNginx } from './baselines/nginx.ts';
 import { lineChart } from '../report/svg-chart.ts';
-import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet, type EngineSpec } from './fleet.ts';
+import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { measure, type Measurement } from './measure.ts';
 import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
-import { startRouter, stopAll, type System } from './systems.ts';
+import { startRouterSystem, stopAll, type System } from './systems.ts';
 
 const MODEL = 'replica-model';
 const FLEET: readonly EngineSpec[] = Array.from({ length: 4 }, (_, i) => ({ name: `E${i + 1}`, maxSeqs: 8, ttftMs: 30, itlMs: 5, outputTokens: 32 }));
@@ -50,7 +50,7 @@ interface ReplicaRun {
 export async function replicas(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
-  const engines = await startFleet(MODEL, FLEET);
+  const engines = await startSimulatedFleet(MODEL, FLEET);
   try {
     const capacity = fleetCapacityPerS(FLEET, await measureServiceMs(engines, MODEL));
     const rate = Math.round(capacity * LOAD);
@@ -60,7 +60,7 @@ export async function replicas(argv: readonly string[]): Promise<number> {
       const routers: System[] = [];
       let spreader: Awaited<ReturnType<typeof startNginx>> | undefined;
       try {
-        for (let i = 0; i < count; i++) routers.push(await startRouter(engines.map((e) => e.url), { name: `switchyard-${i + 1}`, args: ['--scrape-interval-ms', '250'] }));
+        for (let i = 0; i < count; i++) routers.push(await startRouterSystem(engines.map((e) => e.url), { name: `switchyard-${i + 1}`, args: ['--scrape-interval-ms', '250'] }));
         spreader = await startNginx({ upstreams: routers.map((r) => r.url) });
         const front: System = { name: `${count} × switchyard`, url: spreader.url, description: `nginx round-robin over ${count} router processes`, pids: () => routers.flatMap((r) => r.pids()), stop: async () => {} };
         const samples: { waiting: number[]; running: number[] }[] = [];
@@ -126,7 +126,7 @@ export async function replicas(argv: readonly string[]): Promise<number> {
     writeResults(options.out, 'replicas', facts, { plan, capacity, rate, bars: bars.list, runs: runs.map((r) => ({ ...r, measurement: withoutHistograms(r.measurement) })) }, markdown, [{ name: 'ttft', svg: chart }]);
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
   }
 }
 

@@ -9,7 +9,7 @@
  * round-robin on p99 TTFT without shedding more (see report.ts verdict()).
  */
 import { fileURLToPath } from 'node:url';
-import { closeFleet, FLEET, fleetCapacityPerS, measureServiceMs, nominalServiceMs, startFleet } from './fleet.ts';
+import { closeSimulatedFleet, FLEET, fleetCapacityPerS, measureServiceMs, nominalServiceMs, startSimulatedFleet } from './fleet.ts';
 import { poissonSchedule } from './poisson.ts';
 import { markdown, verdict, type ScenarioFacts } from './report.ts';
 import { runFacts, runIfMain, writeResults } from './results.ts';
@@ -97,11 +97,11 @@ function parse(argv: readonly string[]): Options | undefined {
 
 /** Measures the engines' real service time on a throw-away fleet. */
 async function calibrate(): Promise<number[]> {
-  const engines = await startFleet(MODEL);
+  const engines = await startSimulatedFleet(MODEL);
   try {
     return await measureServiceMs(engines, MODEL);
   } finally {
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
   }
 }
 

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { cpuTimeMs } from '../../tests/kit/processes.ts';
 import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
-import { closeFleet, startFleet, type EngineSpec } from './fleet.ts';
+import { closeSimulatedFleet, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import type { Arrival } from './poisson.ts';
 import { summarizeQuality, type QualitySummary, type RequestRecord } from './quality.ts';
 import { QueueSampler, summarizeQueues, type QueueSummary } from './queue-sampler.ts';
@@ -55,7 +55,7 @@ const LOOP_DELAY_RESOLUTION_MS = 10;
 
 /** Runs `spec`; starts and stops everything it uses. */
 export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
-  const engines = await startFleet(spec.model, spec.fleet);
+  const engines = await startSimulatedFleet(spec.model, spec.fleet);
   const router = await spawnSwitchyard(
     [
       'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0',
@@ -67,7 +67,7 @@ export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
       ...spec.routerArgs,
     ],
   ).catch(async (err: unknown) => {
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
     throw err;
   });
   const log = tailOf(router.child);
@@ -112,7 +112,7 @@ export async function runPolicy(spec: PolicyRunSpec): Promise<PolicyResult> {
     loopDelay.disable();
     await pool.close();
     await router.stop();
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
   }
 }
 

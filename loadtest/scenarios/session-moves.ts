@@ -22,7 +22,7 @@ import type * as Simulator from '../sim/server.ts';
 
 const root = resolve(process.argv[2] ?? '.');
 const { EngineSimulator } = (await import(`${root}/loadtest/sim/server.ts`)) as typeof Simulator;
-const { postJson, servedBy, startRouter } = (await import(`${root}/tests/kit/harness.ts`)) as typeof Harness;
+const { postJson, servedBy, startInProcessRouter } = (await import(`${root}/tests/kit/harness.ts`)) as typeof Harness;
 const { startRedisServer } = (await import(`${root}/tests/kit/redis/redis-server.ts`)) as typeof RedisTestServer;
 
 const chat = (base: string, id: string, session: string) =>
@@ -38,7 +38,7 @@ const three = engines.slice(0, 3);
 const backends = (list: readonly Simulator.EngineSimulator[]) => list.flatMap((e) => ['--backend', e.url]);
 
 // Rows 1 and 2.
-const first = await startRouter(backends(three), 3);
+const first = await startInProcessRouter(backends(three), 3);
 const home = new Map<string, number>();
 let moved = 0;
 for (let round = 0; round < 10; round++) {
@@ -49,7 +49,7 @@ for (let round = 0; round < 10; round++) {
     else if (home.get(`k${k}`) !== engine) moved++;
   }
 }
-const second = await startRouter(backends(three), 3);
+const second = await startInProcessRouter(backends(three), 3);
 await Promise.all(Array.from({ length: 40 }, (_, k) => chat(second.base, `b-${k}`, `k${k}`)));
 const agreed = Array.from({ length: 40 }, (_, k) => servedBy(engines, `b-${k}`) === home.get(`k${k}`)).filter(Boolean).length;
 console.log(`row 1: ${moved} of 400 requests moved off their session's engine; row 2: ${agreed}/40 keys on the same engine`);
@@ -60,7 +60,7 @@ await second.router.close();
 const redis = await startRedisServer();
 const replicas: Harness.StartedRouter[] = [];
 async function replica(known: readonly Simulator.EngineSimulator[]): Promise<void> {
-  const started = await startRouter([...backends(known), '--redis-url', redis.url, '--redis-command-timeout-ms', '1000'], known.length);
+  const started = await startInProcessRouter([...backends(known), '--redis-url', redis.url, '--redis-command-timeout-ms', '1000'], known.length);
   replicas.push(started);
   for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((wake) => setTimeout(wake, 20))) {
     if (((await (await fetch(`${started.admin}/readyz`)).json()) as { sharedState?: string }).sharedState === 'up') return;

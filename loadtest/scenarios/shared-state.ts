@@ -18,7 +18,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { startRedisServer } from '../../tests/kit/redis/redis-server.ts';
-import { closeFleet, fleetCapacityPerS, measureServiceMs, startFleet } from './fleet.ts';
+import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet } from './fleet.ts';
 import { factsLine, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { checkBars, type SharedStateRuns } from './shared-state-bars.ts';
 import { LateEngine } from './shared-state-late-engine.ts';
@@ -40,7 +40,7 @@ export async function sharedState(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv);
   const plan = planFor(options);
   if (spawnSync('redis-server', ['--version']).status !== 0) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)');
-  const engines = await startFleet(MODEL, ENGINES);
+  const engines = await startSimulatedFleet(MODEL, ENGINES);
   const redis = await startRedisServer();
   try {
     const capacityPerS = fleetCapacityPerS(ENGINES, await measureServiceMs(engines, MODEL, plan.calibrationSamples));
@@ -68,7 +68,7 @@ export async function sharedState(argv: readonly string[]): Promise<number> {
     return bars.pass(options.smoke) ? 0 : 1;
   } finally {
     await redis.stop();
-    await closeFleet(engines);
+    await closeSimulatedFleet(engines);
   }
 }
 

@@ -38,7 +38,7 @@ export interface Engines {
 }
 
 /** Starts `count` simulator processes serving `model`, with `simArgs` knobs (e.g. `--max-seqs 256`). */
-export async function startEngines(count: number, model: string, simArgs: readonly string[], core?: number): Promise<Engines> {
+export async function startEngineProcesses(count: number, model: string, simArgs: readonly string[], core?: number): Promise<Engines> {
   const processes = await Promise.all(Array.from({ length: count }, () => spawnSwitchyard(['sim', '--listen', '127.0.0.1:0', '--model', model, ...simArgs], { marker: 'engine simulator listening', core })));
   const first = processes[0] as SwitchyardProcess;
   return {
@@ -89,7 +89,7 @@ export function routerCheckout(dir: string | undefined): RouterCheckout | undefi
 }
 
 /** Starts one switchyard router over `backends`; `args` adds or overrides flags. */
-export async function startRouter(
+export async function startRouterSystem(
   backends: readonly string[],
   options: {
     readonly core?: number;
@@ -179,8 +179,8 @@ export async function startComparedSystems(
   const systems: System[] = [direct(engines)];
   try {
     systems.push(await startNginxProxy(engines.urls, options.core));
-    systems.push(await startRouter(engines.urls, routerOptions));
-    if (options.before !== undefined) systems.push(await startRouter(engines.urls, { ...routerOptions, checkout: options.before }));
+    systems.push(await startRouterSystem(engines.urls, routerOptions));
+    if (options.before !== undefined) systems.push(await startRouterSystem(engines.urls, { ...routerOptions, checkout: options.before }));
     const peer = options.peer ? await startPeer(engines.urls, model, options.core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in peer) console.error(`peer router skipped: ${peer.unavailable}`);
     else systems.push(peer);

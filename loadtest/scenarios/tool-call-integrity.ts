@@ -13,7 +13,7 @@ import type { LoadSpec, RequestTemplate } from '../bench/load-spec.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { measure } from './measure.ts';
 import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
-import { startEngines, startRouter, type System } from './systems.ts';
+import { startEngineProcesses, startRouterSystem, type System } from './systems.ts';
 
 const MODEL = 'tools-model';
 const USERS = 200;
@@ -42,10 +42,10 @@ export async function toolCallIntegrity(argv: readonly string[]): Promise<number
   const preset = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const requests = Number(options.extra['requests'] ?? preset.requests);
   const rate = Number(options.extra['rate'] ?? preset.rate);
-  const engines = await startEngines(2, MODEL, ['--max-seqs', '512']);
+  const engines = await startEngineProcesses(2, MODEL, ['--max-seqs', '512']);
   let router: System | undefined;
   try {
-    router = await startRouter(engines.urls);
+    router = await startRouterSystem(engines.urls);
     const spec: Omit<LoadSpec, 'target'> = {
       request: REQUEST,
       mode: { kind: 'open', ratePerS: rate, rampFromPerS: preset.rampFrom, rampMs: preset.rampMs, maxConnections: USERS },

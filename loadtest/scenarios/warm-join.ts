@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { medianOf, ms, runIfMain } from './results.ts';
-import { routerCheckout, SAFE_START_OFF, startEngines, startRouter, stopAll, type RouterCheckout, type System } from './systems.ts';
+import { routerCheckout, SAFE_START_OFF, startEngineProcesses, startRouterSystem, stopAll, type RouterCheckout, type System } from './systems.ts';
 
 const MODEL = 'join-model';
 /** Large engines: room for every stream at once, so they never show a queue. ~0.5 s a stream. */
@@ -70,7 +70,7 @@ async function steady(bases: readonly string[], concurrency: number, signal: Abo
 
 async function round(engines: readonly string[], variant: Variant, redis: RedisServer | undefined): Promise<RoundResult> {
   const args = [...variant.args, ...(redis === undefined ? [] : ['--redis-url', redis.url])];
-  const start = () => startRouter(engines, { args, ...(variant.checkout === undefined ? {} : { checkout: variant.checkout }) });
+  const start = () => startRouterSystem(engines, { args, ...(variant.checkout === undefined ? {} : { checkout: variant.checkout }) });
   const warm: System[] = [await start(), await start()];
   const systems = [...warm];
   try {
@@ -111,7 +111,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(before === undefined ? [] : [{ name: `${before.name} (default)`, args: [], checkout: before }]),
   ];
   const modes = values.redis === 'both' ? [false, true] : [values.redis === 'on'];
-  const engines = await startEngines(2, MODEL, ENGINE_ARGS);
+  const engines = await startEngineProcesses(2, MODEL, ENGINE_ARGS);
   const rows: string[] = [];
   const json: Record<string, unknown> = {};
   try {

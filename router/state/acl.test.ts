@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { postJson, startRouter, type StartedRouter } from '../../tests/kit/harness.ts';
+import { postJson, startInProcessRouter, type StartedRouter } from '../../tests/kit/harness.ts';
 import { startRedisCluster, type RedisCluster } from '../../tests/kit/redis/redis-cluster.ts';
 import { startSentinelGroup, type SentinelGroup } from '../../tests/kit/redis/redis-sentinel.ts';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
@@ -226,7 +226,7 @@ function startReplica(topology: Topology, dir: string, backends: readonly Engine
   };
   const file = join(dir, `router-${backends.length}.json`);
   writeFileSync(file, JSON.stringify(config));
-  return startRouter(['--config', file], backends.length);
+  return startInProcessRouter(['--config', file], backends.length);
 }
 
 /** The value of an unlabelled gauge on a replica's /metrics; undefined while it has no series. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EventLoopLagMonitor } from '../../router/admission/event-loop-lag.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { errorOf, holdOnEngine, postJson, send, sseData, startFleet, startRouter, waitFor, type Fleet } from '../kit/harness.ts';
+import { errorOf, holdOnEngine, postJson, send, sseData, startFleet, startInProcessRouter, waitFor, type Fleet } from '../kit/harness.ts';
 
 const MODEL = 'm-over';
 const INTERVAL_MS = 100;
@@ -232,7 +232,7 @@ describe('the adaptive engine queue (no fixed maxWaiting)', () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-allowance-'));
     const config = join(dir, 'router.json');
     writeFileSync(config, JSON.stringify({ load: { capacity: { [engine.url]: 64 } } }));
-    const started = await startRouter(['--backend', engine.url, '--config', config], 1);
+    const started = await startInProcessRouter(['--backend', engine.url, '--config', config], 1);
     fleet = { ...started, engines: [engine], close: async () => (await started.router.close(), await engine.close()) };
   });
   after(async () => {

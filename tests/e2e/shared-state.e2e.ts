@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
-import { postJson, servedBy, startRouter, waitFor, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
+import { postJson, servedBy, startInProcessRouter, waitFor, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
 
 const MODEL = 'shared-model';
 
@@ -15,7 +15,7 @@ type Replica = StartedRouter;
 
 /** Starts a replica and waits until its shared state is up (a replica still connecting routes on its own state alone). */
 async function startReplica(backends: readonly string[], flags: readonly string[]): Promise<Replica> {
-  const replica = await startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
+  const replica = await startInProcessRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], backends.length);
   await waitForSharedStateUp(replica.admin);
   return replica;
 }

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
-import { postJson, servedBy, startRouter, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
+import { postJson, servedBy, startInProcessRouter, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
 
 const MODEL = 'shared-warm-model';
 const SESSIONS = 60;
@@ -48,7 +48,7 @@ describe('warm-up keeps shared sessions home (fresh replicas, one Redis, default
     // Routing at default settings; only Redis' command timeout is raised (the most it allows), so a loaded
     // test machine that slows the replicas' Redis calls past 50 ms cannot degrade them to hashing alone:
     // that is the shared-state fault suite's subject, not this test's.
-    const started = await startRouter([...known.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url, '--redis-command-timeout-ms', '1000'], known.length);
+    const started = await startInProcessRouter([...known.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url, '--redis-command-timeout-ms', '1000'], known.length);
     replicas.push(started);
     await waitForSharedStateUp(started.admin);
     return started;

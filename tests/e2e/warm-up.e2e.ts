@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { postJson, servedBy, startRouter, waitFor, type StartedRouter } from '../kit/harness.ts';
+import { postJson, servedBy, startInProcessRouter, waitFor, type StartedRouter } from '../kit/harness.ts';
 
 const MODEL = 'warm-model';
 const KEYS = 40;
@@ -43,7 +43,7 @@ describe('warm-up keeps sessions home (fresh router, default settings, idle engi
   });
 
   const start = async () => {
-    const started = await startRouter(engines.flatMap((e) => ['--backend', e.url]), engines.length);
+    const started = await startInProcessRouter(engines.flatMap((e) => ['--backend', e.url]), engines.length);
     routers.push(started);
     return started;
   };
@@ -82,7 +82,7 @@ describe('warm-up keeps sessions home (fresh router, default settings, idle engi
     const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 1_000_000, ttftMs: 5, itlMs: 200, outputTokens: 10 } });
     await engine.listen();
     // Scrapes far apart, so only a first byte can let the queue go before a stream ends.
-    const started = await startRouter(['--backend', engine.url, '--scrape-interval-ms', '30000'], 1);
+    const started = await startInProcessRouter(['--backend', engine.url, '--scrape-interval-ms', '30000'], 1);
     routers.push(started);
     try {
       let completed = 0;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { freePorts } from '../kit/free-ports.ts';
-import { postJson, startRouter, type StartedRouter } from '../kit/harness.ts';
+import { postJson, startInProcessRouter, type StartedRouter } from '../kit/harness.ts';
 
 const MODEL = 'm-quota';
 const KEY = 'sk-burst-two-5d1c8e';
@@ -41,7 +41,7 @@ async function admittedOfEight(extraFlags: readonly string[]): Promise<number> {
   writeFileSync(keys, JSON.stringify({ tenants: { bursty: { requestsPerSecond: 0.01, burst: 2 } }, keys: [{ key: KEY, tenant: 'bursty' }] }));
   const [deadPort] = await freePorts(1);
   const flags = ['--backend', engine.url, '--auth-api-keys-file', keys, '--redis-url', `redis://127.0.0.1:${deadPort}`, ...extraFlags];
-  const pair = [await startRouter(flags, 1), await startRouter(flags, 1)];
+  const pair = [await startInProcessRouter(flags, 1), await startInProcessRouter(flags, 1)];
   replicas.push(...pair);
   let admitted = 0;
   for (const replica of pair) {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { startRouter, waitFor, type StartedRouter } from '../kit/harness.ts';
+import { startInProcessRouter, waitFor, type StartedRouter } from '../kit/harness.ts';
 import { recordRow } from './compat-rows.ts';
 import { lastJsonLine, pythonFile, runPython, venvPython } from './python-client.ts';
 
@@ -67,10 +67,10 @@ describe('openai Python SDK through switchyard', { timeout: 300_000 }, () => {
   before(async () => {
     const python = await venvPython('clients-requirements.txt');
     for (const engine of [...engines, shedEngine]) await engine.listen();
-    router = await startRouter(engines.flatMap((e) => ['--backend', e.url]), engines.length);
+    router = await startInProcessRouter(engines.flatMap((e) => ['--backend', e.url]), engines.length);
     const config = join(configDir, 'shed.json');
     writeFileSync(config, JSON.stringify({ load: { capacity: { [shedEngine.url]: 1 } }, admission: { maxWaiting: 0, queueLength: 0 } }));
-    shedRouter = await startRouter(['--backend', shedEngine.url, '--config', config], 1);
+    shedRouter = await startInProcessRouter(['--backend', shedEngine.url, '--config', config], 1);
     const run = await runPython(
       python,
       [pythonFile('openai_sdk_check.py'), '--base', `${router.base}/v1`, '--model', MODEL, '--tool-calls', String(TOOL_CALLS), '--shed-base', `${shedRouter.base}/v1`, '--shed-engine', shedEngine.url, '--id-prefix', ID_PREFIX],

@@ -32,7 +32,7 @@ const silent = () =>
     }),
   );
 
-/** A router started in this process by {@link startRouter}. */
+/** A router started in this process by {@link startInProcessRouter}. */
 export interface StartedRouter {
   readonly router: Router;
   /** `http://127.0.0.1:PORT` of the traffic port. */
@@ -47,7 +47,7 @@ export interface StartedRouter {
  * endpoints have their models known. A router that fails to get there is
  * closed before the error goes up.
  */
-export async function startRouter(flags: readonly string[], knownEngines: number, routerOptions: RouterOptions = {}): Promise<StartedRouter> {
+export async function startInProcessRouter(flags: readonly string[], knownEngines: number, routerOptions: RouterOptions = {}): Promise<StartedRouter> {
   const loaded = loadConfig(
     [
       '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--lifecycle-pre-stop-delay-ms', '0',
@@ -82,7 +82,7 @@ export async function startFleet(engines: SimOptions[], flags: string[] = [], ex
   const backends = [...sims.map((s) => s.url), ...extraBackends];
   let started: StartedRouter;
   try {
-    started = await startRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], sims.length, routerOptions);
+    started = await startInProcessRouter([...backends.flatMap((b) => ['--backend', b]), ...flags], sims.length, routerOptions);
   } catch (err) {
     // A fleet that fails to start must not leave listening engines behind: they would hold the
     // test process open until the runner's timeout instead of letting the failure show at once.

@@ -12,13 +12,13 @@
  * Prints each run, then the median TTFT p99 (ms), engine waiting max ÷ mean
  * and mean engine waiting per configuration.
  */
-import { startFleet, fleetCapacityPerS, measureServiceMs } from '../fleet.ts';
+import { startSimulatedFleet, fleetCapacityPerS, measureServiceMs } from '../fleet.ts';
 import { ENGINES, LATE_ENGINE, MODEL, PLANS } from '../shared-state-plan.ts';
 import { LateEngine } from '../shared-state-late-engine.ts';
 import { runOnce } from '../shared-state-run.ts';
 import { startRedisServer } from '../../../tests/kit/redis/redis-server.ts';
 
-const engines = await startFleet(MODEL, ENGINES);
+const engines = await startSimulatedFleet(MODEL, ENGINES);
 const redis = await startRedisServer();
 const capacity = fleetCapacityPerS(ENGINES, await measureServiceMs(engines, MODEL, 3));
 const rate = Math.round(capacity * 0.85);
