@@ -78,8 +78,9 @@ describe('warm-up keeps sessions home (fresh router, default settings, idle engi
   });
 
   it('lets queued streams go as soon as fast first bytes raise the safe-start limit, not at the first completion (regression: a fresh router held 92 of 100 streams queued for a whole stream)', async () => {
-    // One engine with room for all, streams of ~2 s whose first byte comes at once.
-    const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 1_000_000, ttftMs: 5, itlMs: 200, outputTokens: 10 } });
+    // One engine with room for all, streams of ~4 s whose first byte comes at once (long enough
+    // that a busy 2-core machine still gets all 40 out before the first one ends).
+    const engine = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 1_000_000, ttftMs: 5, itlMs: 200, outputTokens: 20 } });
     await engine.listen();
     // Scrapes far apart, so only a first byte can let the queue go before a stream ends.
     const started = await startInProcessRouter(['--backend', engine.url, '--scrape-interval-ms', '30000'], 1);
