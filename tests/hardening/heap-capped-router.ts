@@ -37,6 +37,13 @@ export async function startHeapCappedRouter(engine: EngineSimulator, redisUrl: s
   return started;
 }
 
+/** Kills the router if it still runs (SIGKILL: these tests are about crashes, not drains) and waits for it. */
+export async function killHeapCappedRouter(started: HeapCappedRouter | undefined): Promise<void> {
+  if (started === undefined || started.exited !== undefined) return;
+  started.router.child.kill('SIGKILL');
+  await started.router.exit;
+}
+
 /** The first sample of `name` whose labels contain `labels` on the router's /metrics; 0 when absent. */
 export async function metric(admin: string, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${admin}/metrics`)).text();

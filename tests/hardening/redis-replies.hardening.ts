@@ -16,7 +16,7 @@ import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { FakeRespServer, INFO_REPLY, randomResponder, resp, seededRandom } from './fuzz/fake-resp-server.ts';
 import { sampleLivez } from './fuzz/livez-sampler.ts';
 import { postJson } from '../kit/harness.ts';
-import { heldHeap, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
+import { heldHeap, killHeapCappedRouter, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
 
 const MODEL = 'replies-model';
 const SECONDS = Number(process.env['SWITCHYARD_FUZZ_SECONDS'] ?? 20);
@@ -55,10 +55,7 @@ describe('malformed Redis replies cannot crash the router', () => {
     await engine.close();
   });
   const stopRouter = async () => {
-    if (started !== undefined && started.exited === undefined) {
-      started.router.child.kill('SIGKILL');
-      await started.router.exit;
-    }
+    await killHeapCappedRouter(started);
     started = undefined;
     await fake.stop();
   };

@@ -20,7 +20,7 @@ import { Redis } from 'ioredis';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
 import { postJson } from '../kit/harness.ts';
-import { heldHeap, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
+import { heldHeap, killHeapCappedRouter, metric, startHeapCappedRouter, type HeapCappedRouter } from './heap-capped-router.ts';
 
 const MODEL = 'flood-model';
 const KEY_BYTES = 14_000;
@@ -62,10 +62,7 @@ describe('a flood of unique session keys', () => {
     await engine.close();
   });
   const stopRouter = async () => {
-    if (started !== undefined && started.exited === undefined) {
-      started.router.child.kill('SIGKILL');
-      await started.router.exit;
-    }
+    await killHeapCappedRouter(started);
     started = undefined;
   };
 
