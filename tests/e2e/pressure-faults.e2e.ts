@@ -152,9 +152,12 @@ describe('the open-file limit', () => {
     const outcomes = await Promise.all(Array.from({ length: 400 }, () => rawRequest(traffic)));
     const counts = tally(outcomes);
     assert.ok((counts['429'] ?? 0) > 0, `no request was shed: ${JSON.stringify(counts)}`);
-    // Connections beyond the descriptors left are accepted and closed by libuv at once (the
-    // client sees a close without an answer); everything the router could read got 200 or 429.
-    assert.deepEqual(Object.keys(counts).filter((k) => !['200', '429', 'closed-without-answer'].includes(k)), [], JSON.stringify(counts));
+    // Connections beyond the descriptors left are accepted and closed by libuv at once: the client
+    // sees a close without an answer, or a reset when its request had already arrived (a socket
+    // closed with unread data sends RST; which one is a race on a busy machine). Everything the
+    // router could read got 200 or 429.
+    assert.deepEqual(Object.keys(counts).filter((k) => !['200', '429', 'closed-without-answer', 'ECONNRESET'].includes(k)), [], JSON.stringify(counts));
+    assert.ok((counts['200'] ?? 0) + (counts['429'] ?? 0) > 0, `the router answered nothing: ${JSON.stringify(counts)}`);
     assert.equal(router.child.exitCode, null, 'the router is still running');
     // Descriptors come back as the burst's connections finish closing; until then an accept may fail.
     assert.equal(await livezOnceDescriptorsFree(admin), 200);
