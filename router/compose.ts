@@ -296,6 +296,7 @@ export class Router {
       }),
       classifier,
       tenants,
+      tenantCacheSalt: config.auth.tenantCacheSalt,
       forward: (request) => forwarder.forward(request),
       inFlight: {
         increment: () => this.#inFlight++,

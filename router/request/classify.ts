@@ -16,6 +16,7 @@ import { prefixKeys } from '../scheduling/prefix-keys.ts';
 import type { SessionName, SessionNames } from '../state/session-names.ts';
 import { ResponseIdSearch } from './response-id.ts';
 import type { BodyFacts } from './routing-facts.ts';
+import { tenantCacheSalt } from './tenant-cache-salt.ts';
 
 /** The models the router knows, as classification reads them. */
 export interface ModelCatalogue {
@@ -84,7 +85,9 @@ export class Classifier {
     const facts = { model, stream: body.stream, sessionKey, legacySessionKey: clientKey, bodyBytes, pinnedEndpoint };
     // Prefix keys only when they can matter: a keyless prompt under a profile that uses them.
     if (sessionKey !== undefined || body.promptPrefix === undefined || body.promptKind === undefined || !deps.usesPrefix(model)) return facts;
-    const keys = prefixKeys(model, body.cacheSalt, body.promptKind, body.promptPrefix, body.promptTruncated);
+    // With API keys, groups are seeded by the tenant (as its engine cache is, by the tenant's cache_salt).
+    const salt = tenant === undefined ? body.cacheSalt : tenantCacheSalt(tenant, body.cacheSalt);
+    const keys = prefixKeys(model, salt, body.promptKind, body.promptPrefix, body.promptTruncated);
     const group = deps.groups.read(model, keys, deps.now());
     return { ...facts, prefix: { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse } };
   }
