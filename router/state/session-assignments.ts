@@ -131,13 +131,13 @@ export class SessionAssignments {
   }
 
   /** The assignment this replica read or made within `localCacheMs`; no I/O but a due TTL refresh (not awaited). */
-  cached(digest: SessionName): string | undefined {
-    const entry = this.#local.get(digest);
+  cached(name: SessionName): string | undefined {
+    const entry = this.#local.get(name);
     if (entry === undefined) return undefined;
     const now = this.#now();
     if (now - entry.at >= this.#settings.localCacheMs) return undefined;
     this.#count('cache');
-    this.#touch(digest, entry, now);
+    this.#touch(name, entry, now);
     return entry.engine;
   }
 
@@ -188,8 +188,8 @@ export class SessionAssignments {
    * (the first writer wins; a replica that lost the race adopts the winner
    * for the session's next request), else a move off `from`. Not awaited.
    */
-  assign(digest: SessionName, from: string | undefined, to: string): void {
-    this.#assign(digest, from, to);
+  assign(name: SessionName, from: string | undefined, to: string): void {
+    this.#assign(name, from, to);
   }
 
   /** GET, not a script: it is a read, so a Redis at its memory cap still answers it. Undefined: no answer. */
