@@ -16,6 +16,7 @@ import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metr
 import { KubernetesDiscovery, MODE_SOURCE_NAME, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
 import { namespaceTrustGap } from '../discovery/kubernetes/namespace-trust.ts';
 import type { Config } from './config/schema.ts';
+import { ConfigError } from './config/load.ts';
 import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
 import { createLogger, describeFailure, type Logger } from './log.ts';
@@ -56,6 +57,7 @@ import { newReplicaId } from './state/fleet-membership.ts';
 import { FleetSafeStart } from './state/fleet-safe-start.ts';
 import { createRedisClient, redisConfigured } from './state/redis-client.ts';
 import { SessionAssignments } from './state/session-assignments.ts';
+import { sessionNamesFor } from './state/session-names.ts';
 import { SharedStore } from './state/shared-store.ts';
 import type { TaskFailureReporter } from './state/background-task.ts';
 import { ApiKeysFile } from './request/api-keys-file.ts';
@@ -116,6 +118,12 @@ export class Router {
     // Read before anything is started, so an unusable file stops start-up with a ConfigError.
     const adminToken = config.adminTokenFile === undefined ? undefined : readSecretFile(config.adminTokenFile, 'adminTokenFile');
     this.#apiKeys = config.auth.apiKeysFile === undefined ? undefined : ApiKeysFile.open(config.auth.apiKeysFile, this.logger);
+    const sessionNames = sessionNamesFor(
+      { keySecretFile: config.sessions.keySecretFile, keyPrefix: config.redis.keyPrefix, shared: redisConfigured(config.redis) },
+      readSecretFile,
+      (message) => this.logger.warn(message),
+      (message) => new ConfigError(message),
+    );
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
@@ -270,6 +278,7 @@ export class Router {
       models: this.view,
       sessionHeader: config.routing.sessionHeader,
       sessionFromUser: config.routing.sessionFromUser,
+      sessionNames,
       defaultModel: config.routing.defaultModel,
       usesPrefix: (model) => profiles.usesPrefix(model),
       groups: new PrefixGroups({ maxGroups: config.routing.prefix.maxGroups }),
@@ -287,6 +296,7 @@ export class Router {
       }),
       classifier,
       tenants,
+      tenantCacheSalt: config.auth.tenantCacheSalt,
       forward: (request) => forwarder.forward(request),
       inFlight: {
         increment: () => this.#inFlight++,

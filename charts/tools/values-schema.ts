@@ -50,6 +50,16 @@ const secretRef = (what: string, key: string) =>
     })
     .strict()
     .describe(what);
+/** A {@link secretRef} the chart can also create itself (`create`), with a random value kept across upgrades. */
+const generatedSecretRef = (what: string, key: string, create: string) =>
+  z
+    .object({
+      existingSecret: z.string().describe('Name of an existing Secret in the release namespace; empty: the chart\'s own when create is set.'),
+      key: z.string().min(1).describe(`Key in that Secret (default ${key}); the chart's own Secret uses ${key}.`),
+      create: z.boolean().describe(create),
+    })
+    .strict()
+    .describe(what);
 const probe = (what: string) =>
   z
     .object({
@@ -89,7 +99,16 @@ const chartValues = z
     secrets: z
       .object({
         upstreamApiKey: secretRef('Engine API key for the static backends and the discovery.mode source; sets config.upstream.apiKeyFile.', 'api-key'),
-        adminToken: secretRef('Admin-port bearer token for /metrics and /debug/*; sets config.adminTokenFile, and the ServiceMonitor/PodMonitor authenticate with it.', 'token'),
+        adminToken: generatedSecretRef(
+          'Admin-port bearer token for /metrics and /debug/*; sets config.adminTokenFile, and the ServiceMonitor/PodMonitor authenticate with it.',
+          'token',
+          'Without existingSecret: create <fullname>-admin-token with a random token once, kept across helm upgrade (lookup). Off by default.',
+        ),
+        sessionKey: generatedSecretRef(
+          'The secret that names sessions (HMAC of tenant, model and session key); sets config.sessions.keySecretFile. Every replica must hold the same one.',
+          'session-key',
+          'Without existingSecret and with config.redis set: create <fullname>-session-key with a random secret once, kept across helm upgrade (lookup). helm template and GitOps cannot look it up: name an existingSecret there.',
+        ),
         sourceApiKeys: z
           .record(
             z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/),
@@ -113,7 +132,7 @@ const chartValues = z
         ),
       })
       .strict()
-      .describe('Secrets mounted read-only as files; the chart never renders a secret value.'),
+      .describe('Secrets mounted read-only as files; the chart renders no secret value of yours (it creates only random ones: sessionKey, adminToken with create).'),
     listenAddress: z.string().min(1).describe('Address the router binds both ports on; "[::]" for IPv6-only clusters.'),
     containerPorts: z
       .object({

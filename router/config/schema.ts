@@ -515,7 +515,12 @@ const sessions = z
       .int()
       .min(1_048_576)
       .default(33_554_432)
-      .describe('With Redis: estimated bytes of the assignments each replica keeps in memory (32 MiB; about 240 bytes an entry, keyed by a digest of the session key whatever its length); the least recently used go first.'),
+      .describe('With Redis: estimated bytes of the assignments each replica keeps in memory (32 MiB; about 240 bytes an entry, keyed by the session\'s 43-character name whatever the key\'s length); the least recently used go first.'),
+    keySecretFile: filePath
+      .optional()
+      .describe(
+        "File holding this install's secret for naming sessions (one line, at least 32 characters; the same file on every replica): a session is named by HMAC-SHA256 of (tenant, model, session key), in Redis and in each replica's memory. Unset with Redis: a secret derived from redis.keyPrefix (placement stays consistent, but whoever knows the prefix can test guesses of session keys against Redis; a warning says so at start-up). The chart creates one.",
+      ),
   })
   .prefault({})
   .describe('Sticky sessions shared through Redis: a session\'s first engine is stored and every replica follows it while that engine passes the scheduling filters. Without Redis, rendezvous hashing.');
@@ -526,6 +531,12 @@ const auth = z
       .optional()
       .describe('File of API keys the traffic port then requires (YAML or JSON: keys with their tenant, tenants with their quotas; see docs/shared-state.md). Reloaded when it changes. Unset: no authentication.'),
     reloadIntervalMs: positiveMs.default(5_000).describe('How often apiKeysFile is checked for changes (ms).'),
+    tenantCacheSalt: z
+      .boolean()
+      .default(true)
+      .describe(
+        "With apiKeysFile: set vLLM's cache_salt on /v1/chat/completions and /v1/completions bodies from the tenant (combined with the client's own cache_salt), so tenants never share prefix-cache blocks and one cannot time another's cached prefixes. The one change the router makes to a body: a member appended to the JSON object. Turn it off for engines that refuse the field.",
+      ),
   })
   .prefault({})
   .describe('API-key authentication on the traffic port (/livez, /readyz and the admin port never need it).');

@@ -13,8 +13,10 @@ import type { PrefixGroups } from '../load/prefix-groups.ts';
 import { FOREIGN, type ResponsePins } from '../load/response-pins.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { prefixKeys } from '../scheduling/prefix-keys.ts';
+import type { SessionName, SessionNames } from '../state/session-names.ts';
 import { ResponseIdSearch } from './response-id.ts';
 import type { BodyFacts } from './routing-facts.ts';
+import { tenantCacheSalt } from './tenant-cache-salt.ts';
 
 /** The models the router knows, as classification reads them. */
 export interface ModelCatalogue {
@@ -29,6 +31,8 @@ export interface ClassifierDeps {
   readonly sessionHeader: string;
   /** Use the body's `user` field as the session key when the header is absent. */
   readonly sessionFromUser: boolean;
+  /** Names sessions by (tenant, model, key) with the install's secret; the same on every replica. */
+  readonly sessionNames: Pick<SessionNames, 'name'>;
   readonly defaultModel: string | undefined;
   /** True when `model`'s scheduling profile uses prefix affinity. */
   usesPrefix(model: string): boolean;
@@ -44,11 +48,14 @@ export interface ClassifierDeps {
 /** What classification needs of the shared session assignments (router/state/session-assignments.ts). */
 export interface SessionAssignmentsLookup {
   /** The assignment this replica read or made recently, if still fresh; no I/O. */
-  cached(sessionKey: string): string | undefined;
-  /** The stored assignment; null when Redis says there is none; undefined when Redis did not answer in time. Never rejects. */
-  lookUp(sessionKey: string): Promise<string | null | undefined>;
+  cached(name: SessionName): string | undefined;
+  /**
+   * The stored assignment; null when Redis says there is none; undefined when Redis did not answer in time. Never rejects.
+   * `legacyKey` (the client's key) lets a miss read what an older release stored (rolling upgrade).
+   */
+  lookUp(name: SessionName, legacyKey?: string): Promise<string | null | undefined>;
   /** Records that the session now goes to `to` (its first assignment when `from` is undefined, else a move). No await. */
-  assign(sessionKey: string, from: string | undefined, to: string): void;
+  assign(name: SessionName, from: string | undefined, to: string): void;
 }
 
 /** The route whose answers name a stored response (Responses API). */
@@ -71,12 +78,16 @@ export class Classifier {
     const deps = this.#deps;
     const model = body.model ?? this.#defaultModel();
     if (!deps.models.knowsModel(model)) throw new SwitchyardError('SWITCHYARD_MODEL_NOT_FOUND', `The model \`${model}\` does not exist.`, { param: 'model' });
-    const sessionKey = sessionKeyOf(headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? body.user : undefined);
+    const clientKey = sessionKeyOf(headers[deps.sessionHeader]) ?? (deps.sessionFromUser ? body.user : undefined);
+    // One namespace per tenant and model: the same key from two tenants, or for two models, is two sessions.
+    const sessionKey = clientKey === undefined ? undefined : deps.sessionNames.name(tenant, model, clientKey);
     const pinnedEndpoint = body.previousResponseId === undefined ? undefined : pinnedEndpointOf(deps.pins, body.previousResponseId, tenant);
-    const facts = { model, stream: body.stream, sessionKey, bodyBytes, pinnedEndpoint };
+    const facts = { model, stream: body.stream, sessionKey, legacySessionKey: clientKey, bodyBytes, pinnedEndpoint };
     // Prefix keys only when they can matter: a keyless prompt under a profile that uses them.
     if (sessionKey !== undefined || body.promptPrefix === undefined || body.promptKind === undefined || !deps.usesPrefix(model)) return facts;
-    const keys = prefixKeys(model, body.cacheSalt, body.promptKind, body.promptPrefix, body.promptTruncated);
+    // With API keys, groups are seeded by the tenant (as its engine cache is, by the tenant's cache_salt).
+    const salt = tenant === undefined ? body.cacheSalt : tenantCacheSalt(tenant, body.cacheSalt);
+    const keys = prefixKeys(model, salt, body.promptKind, body.promptPrefix, body.promptTruncated);
     const group = deps.groups.read(model, keys, deps.now());
     return { ...facts, prefix: { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse } };
   }
@@ -90,16 +101,18 @@ export class Classifier {
   lookUpAssignment(facts: RequestFacts): Promise<RequestFacts> | undefined {
     const sessions = this.#deps.sessions;
     if (sessions === undefined || facts.sessionKey === undefined) return undefined;
-    const cached = sessions.cached(facts.sessionKey);
+    // The classifier named it (classify): a SessionName, never the client's key.
+    const name = facts.sessionKey as SessionName;
+    const cached = sessions.cached(name);
     if (cached !== undefined) return Promise.resolve({ ...facts, assignedEndpoint: cached });
     // None stored: placed by load and stored. Unknown (Redis away): rendezvous hashing, which every replica agrees on.
-    return sessions.lookUp(facts.sessionKey).then((assigned) => (assigned === undefined ? facts : assigned === null ? { ...facts, placeSession: true } : { ...facts, assignedEndpoint: assigned }));
+    return sessions.lookUp(name, facts.legacySessionKey).then((assigned) => (assigned === undefined ? facts : assigned === null ? { ...facts, placeSession: true } : { ...facts, assignedEndpoint: assigned }));
   }
 
   /** The request was admitted to `target`: its group, the model's reuse and the session's assignment learn from it. */
   admitted(facts: RequestFacts, target: { readonly id: string }): void {
     if (facts.prefix !== undefined) this.#deps.groups.record(facts.model, facts.prefix.keys, this.#deps.now());
-    if (facts.sessionKey !== undefined && facts.assignedEndpoint !== target.id) this.#deps.sessions?.assign(facts.sessionKey, facts.assignedEndpoint, target.id);
+    if (facts.sessionKey !== undefined && facts.assignedEndpoint !== target.id) this.#deps.sessions?.assign(facts.sessionKey as SessionName, facts.assignedEndpoint, target.id);
   }
 
   /**

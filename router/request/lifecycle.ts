@@ -29,6 +29,7 @@ import type { BodyReader, ReadRequest } from './body-reader.ts';
 import { ClientGoneError } from './read-body.ts';
 import type { Classifier } from './classify.ts';
 import { bodyPending, type TenantAccess, type TenantGate } from './tenant-gate.ts';
+import { SALTED_ROUTES, tenantCacheSalt, withCacheSalt } from './tenant-cache-salt.ts';
 
 /** Writes the router's own error answers: an HTTP matter the listener owns. */
 export interface Answerer {
@@ -62,6 +63,8 @@ export interface LifecycleDeps {
   readonly classifier: Classifier;
   /** API keys and tenant quotas; undefined without `auth.apiKeysFile` (no authentication, no quotas). */
   readonly tenants?: Pick<TenantGate, 'admit'> | undefined;
+  /** Set vLLM's `cache_salt` from the tenant on chat and completions bodies (`auth.tenantCacheSalt`; only with API keys). */
+  readonly tenantCacheSalt?: boolean | undefined;
   readonly forward: (request: ForwardRequest) => void;
   /** Router-wide in-flight accounting. */
   readonly inFlight: { increment(): void; decrement(): void };
@@ -126,9 +129,14 @@ export class RequestLifecycle {
       // Stages: schedule, then queue or shed when no candidate is left.
       const attempts = await this.#schedule(facts, priority, res, access?.tenant);
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
+      // The one rewrite of a body: the tenant's cache_salt, so tenants never share (or time) engine cache blocks.
+      const bytes =
+        access !== undefined && deps.tenantCacheSalt === true && route.body === 'json' && SALTED_ROUTES.has(route.path)
+          ? withCacheSalt(body.bytes, tenantCacheSalt(access.tenant, body.facts.cacheSalt))
+          : body.bytes;
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
-        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes: body.bytes, tenant: access?.tenant,
+        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant,
         settle: () => {
           read.release();
           access?.release();

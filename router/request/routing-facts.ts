@@ -2,7 +2,8 @@
  * Reads the few facts routing needs (`model`, `stream`, `user`, the prompt
  * prefix) from a request body, and rejects bodies the engines must never
  * see. The body is only read, never re-encoded: the original bytes are what
- * gets forwarded. JSON bodies are scanned as they arrive
+ * gets forwarded (the one exception, a tenant's cache_salt appended, is
+ * tenant-cache-salt.ts). JSON bodies are scanned as they arrive
  * ({@link JsonBodyScanner}); multipart bodies once complete, within a bound.
  */
 import { SwitchyardError } from '../errors/errors.ts';

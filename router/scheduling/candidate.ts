@@ -52,8 +52,14 @@ export interface RequestFacts {
   readonly model: string;
   /** The body asked for `stream: true`. */
   readonly stream: boolean;
-  /** Session key (header, else the body's `user`), if any. */
+  /**
+   * The session's name, if the request has a session key (header, else the
+   * body's `user`): an HMAC of (tenant, model, key), never the key itself
+   * (router/state/session-names.ts).
+   */
   readonly sessionKey: string | undefined;
+  /** The client's session key itself: only to read the name an older release stored (rolling upgrade). */
+  readonly legacySessionKey?: string | undefined;
   /** Request body size in bytes. */
   readonly bodyBytes: number;
   /** Prompt-prefix facts, when the request's profile uses prefix affinity and the body has a prompt. */

@@ -173,7 +173,7 @@ for (const start of [standalone, sentinel, cluster]) {
       assert.deepEqual(keys.filter((k) => !k.startsWith(PREFIX)), [], 'every key is under the prefix');
       for (const [what, pattern] of [
         ['fleet', /^switchyard:\{fleet\}:/],
-        ['session', /^switchyard:session:/],
+        ['session', /^switchyard:session-v2:/],
         ['quota', /quota/],
       ] as const) {
         assert.ok(keys.some((k) => pattern.test(k)), `a ${what} key was written (keys: ${keys.join(', ')})`);

@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { configSchema } from '../config/schema.ts';
 import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
 import { createRedisClient } from './redis-client.ts';
 import { MAX_ENGINE_ID_LENGTH, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
+import { SessionNames, legacySessionName } from './session-names.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { until } from '../../tests/kit/redis/store-fixture.ts';
+
+const names = new SessionNames('a-test-secret-of-at-least-32-characters');
+/** The session name the classifier would give `key` (no tenant, model `m`). */
+const n = (key: string) => names.name(undefined, 'm', key);
 
 interface Replica {
   readonly sessions: SessionAssignments;
@@ -56,12 +60,12 @@ describe('SessionAssignments against a real redis-server', () => {
 
   it('stores the first assignment (first writer wins: the loser adopts it) and never the session key itself', async () => {
     const [a, b] = await start(2);
-    assert.equal(await a!.sessions.lookUp('conversation-1'), null, 'none stored yet');
-    a!.sessions.assign('conversation-1', undefined, 'e1');
-    b!.sessions.assign('conversation-1', undefined, 'e2');
+    assert.equal(await a!.sessions.lookUp(n('conversation-1')), null, 'none stored yet');
+    a!.sessions.assign(n('conversation-1'), undefined, 'e1');
+    b!.sessions.assign(n('conversation-1'), undefined, 'e2');
     await settle();
-    assert.equal(b!.sessions.cached('conversation-1'), 'e1', 'the second writer adopts the stored engine');
-    assert.equal(a!.sessions.cached('conversation-1'), 'e1');
+    assert.equal(b!.sessions.cached(n('conversation-1')), 'e1', 'the second writer adopts the stored engine');
+    assert.equal(a!.sessions.cached(n('conversation-1')), 'e1');
     const keys = (await a!.store.run('keys', (client) => client.keys('sessions-test:*'))) ?? [];
     assert.equal(keys.length, 1);
     assert.ok(!keys[0]!.includes('conversation'), 'Redis holds a digest, not the key');
@@ -73,29 +77,29 @@ describe('SessionAssignments against a real redis-server', () => {
     replicas.push(reader);
     await until(() => reader.store.status === 'up');
     const storedIs = async (engine: string) => {
-      for (let tries = 0; (await reader.sessions.lookUp('conversation-2')) !== engine; tries++) {
+      for (let tries = 0; (await reader.sessions.lookUp(n('conversation-2'))) !== engine; tries++) {
         assert.ok(tries < 100, `never stored ${engine}`);
         await settle();
       }
     };
-    a!.sessions.assign('conversation-2', undefined, 'e1');
+    a!.sessions.assign(n('conversation-2'), undefined, 'e1');
     await storedIs('e1');
-    a!.sessions.assign('conversation-2', 'e1', 'e2');
+    a!.sessions.assign(n('conversation-2'), 'e1', 'e2');
     await storedIs('e2');
     // B still thinks the session is on e1 and moves it to e3: the compare fails, and B adopts e2.
-    b!.sessions.assign('conversation-2', 'e1', 'e3');
-    await until(() => b!.sessions.cached('conversation-2') === 'e2');
+    b!.sessions.assign(n('conversation-2'), 'e1', 'e3');
+    await until(() => b!.sessions.cached(n('conversation-2')) === 'e2');
     await storedIs('e2');
   });
 
-  it('keys its table by a digest of the session key and bounds it in bytes, whatever the keys are', async () => {
+  it("keys its table by the session's name and bounds it in bytes, whatever the keys are", async () => {
     const [a] = await start(1, { localCacheEntries: 100_000, localCacheBytes: 1_048_576 });
-    for (let i = 0; i < 10_000; i++) a!.sessions.assign(`${String(i).padStart(6, '0')}${'k'.repeat(15_000)}`, undefined, 'engine-1');
+    for (let i = 0; i < 10_000; i++) a!.sessions.assign(n(`${String(i).padStart(6, '0')}${'k'.repeat(15_000)}`), undefined, 'engine-1');
     const { entries, bytes } = a!.sessions.localSize;
     assert.ok(bytes <= 1_048_576, `${bytes} estimated bytes`);
     assert.equal(entries, Math.floor(1_048_576 / entryBytes('engine-1')), 'the byte bound, not the entry bound, decided');
-    assert.equal(a!.sessions.cached(`009999${'k'.repeat(15_000)}`), 'engine-1', 'the newest are kept');
-    assert.equal(a!.sessions.cached(`000000${'k'.repeat(15_000)}`), undefined, 'the oldest went first');
+    assert.equal(a!.sessions.cached(n(`009999${'k'.repeat(15_000)}`)), 'engine-1', 'the newest are kept');
+    assert.equal(a!.sessions.cached(n(`000000${'k'.repeat(15_000)}`)), undefined, 'the oldest went first');
     await settle();
   });
 
@@ -104,9 +108,9 @@ describe('SessionAssignments against a real redis-server', () => {
     const admin = replica(server.url);
     replicas.push(admin);
     await until(() => admin.store.status === 'up');
-    a!.sessions.assign('conversation-6', undefined, 'e1');
+    a!.sessions.assign(n('conversation-6'), undefined, 'e1');
     await settle();
-    const key = `sessions-test:session:${createHash('sha256').update('conversation-6').digest('base64url')}`;
+    const key = `sessions-test:session-v2:${n('conversation-6')}`;
     assert.equal(await admin.store.run('get', (client) => client.get(key)), 'e1');
     await admin.store.run('set', (client) => client.set(key, 'x'.repeat(4 * 1024 * 1024)));
     const failures: string[] = [];
@@ -118,11 +122,11 @@ describe('SessionAssignments against a real redis-server', () => {
     const b = new SessionAssignments(watched, { ttlMs: 60_000, localCacheMs: 0, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {});
     try {
       await until(() => watched.status === 'up');
-      assert.equal(await b.lookUp('conversation-6'), undefined, 'no answer: not an engine id');
+      assert.equal(await b.lookUp(n('conversation-6')), undefined, 'no answer: not an engine id');
       assert.deepEqual(failures, ['session_get:invalid_reply']);
-      b.assign('conversation-6', undefined, 'e2');
+      b.assign(n('conversation-6'), undefined, 'e2');
       await settle();
-      assert.equal(await b.lookUp('conversation-6'), 'e2', 'the claim replaced the oversized value');
+      assert.equal(await b.lookUp(n('conversation-6')), 'e2', 'the claim replaced the oversized value');
       assert.ok(MAX_ENGINE_ID_LENGTH < 4 * 1024 * 1024);
     } finally {
       await watched.close();
@@ -131,11 +135,11 @@ describe('SessionAssignments against a real redis-server', () => {
 
   it('slides the TTL at most once per quarter of it, and keeps a copy for localCacheMs', async () => {
     const [a] = await start(1, { ttlMs: 60_000, localCacheMs: 1_000 });
-    a!.sessions.assign('conversation-3', undefined, 'e1');
+    a!.sessions.assign(n('conversation-3'), undefined, 'e1');
     await settle();
     for (let i = 0; i < 100; i++) {
       a!.clock += 500; // 50 s in all: within a quarter of the TTL for the first 15 s
-      if (a!.sessions.cached('conversation-3') === undefined) assert.equal(await a!.sessions.lookUp('conversation-3'), 'e1');
+      if (a!.sessions.cached(n('conversation-3')) === undefined) assert.equal(await a!.sessions.lookUp(n('conversation-3')), 'e1');
     }
     await settle();
     const touches = a!.commands.filter((c) => c === 'session_touch').length;
@@ -144,27 +148,44 @@ describe('SessionAssignments against a real redis-server', () => {
     assert.equal(gets, 50, 'one GET per second of traffic (the local copy lasts 1 s)');
   });
 
+  it('rolling upgrade: a miss under the new name reads the name an older release stored, once, and stores it under the new name', async () => {
+    const [a] = await start(1, { localCacheMs: 0 });
+    const legacyKey = `sessions-test:session:${legacySessionName('upgrade-conversation')}`;
+    // What a replica of the previous release wrote for this session.
+    await a!.store.run('set', (client) => client.set(legacyKey, 'e-old'));
+    assert.equal(await a!.sessions.lookUp(n('upgrade-conversation'), 'upgrade-conversation'), 'e-old');
+    await settle();
+    const stored = await a!.store.run('get', (client) => client.get(`sessions-test:session-v2:${n('upgrade-conversation')}`));
+    assert.equal(stored, 'e-old', 'rewritten under the new name');
+    const getsBefore = a!.commands.filter((c) => c === 'session_get').length;
+    assert.equal(await a!.sessions.lookUp(n('upgrade-conversation'), 'upgrade-conversation'), 'e-old');
+    assert.equal(a!.commands.filter((c) => c === 'session_get').length - getsBefore, 1, 'found under the new name: the old one is not read again');
+    assert.equal(await a!.store.run('get', (client) => client.get(legacyKey)), 'e-old', 'the old name is left to expire, never written');
+    // A session no release stored: two GETs, and it is placed (null).
+    assert.equal(await a!.sessions.lookUp(n('brand-new'), 'brand-new'), null);
+  });
+
   it('while Redis is away, a copy the replica holds (however old) is used, and other sessions get undefined at once', async () => {
     const [a] = await start(1, { localCacheMs: 10 });
-    a!.sessions.assign('conversation-4', undefined, 'e2');
+    a!.sessions.assign(n('conversation-4'), undefined, 'e2');
     await settle();
     await server.kill();
     await until(() => a!.store.status === 'degraded');
     a!.clock += 60_000;
-    assert.equal(a!.sessions.cached('conversation-4'), undefined, 'the fresh copy expired');
-    assert.equal(await a!.sessions.lookUp('conversation-4'), 'e2');
-    assert.equal(await a!.sessions.lookUp('never-seen'), undefined);
+    assert.equal(a!.sessions.cached(n('conversation-4')), undefined, 'the fresh copy expired');
+    assert.equal(await a!.sessions.lookUp(n('conversation-4')), 'e2');
+    assert.equal(await a!.sessions.lookUp(n('never-seen')), undefined);
     assert.deepEqual(a!.lookups.slice(-2), ['cache', 'unavailable']);
-    a!.sessions.assign('conversation-5', undefined, 'e3');
+    a!.sessions.assign(n('conversation-5'), undefined, 'e3');
     await server.restart();
     await until(() => a!.store.status === 'up');
-    assert.equal(await a!.sessions.lookUp('conversation-5'), 'e3', 'restarted empty: a session seen within its TTL keeps its engine');
+    assert.equal(await a!.sessions.lookUp(n('conversation-5')), 'e3', 'restarted empty: a session seen within its TTL keeps its engine');
     await settle();
     const b = replica(server.url, { localCacheMs: 0 });
     replicas.push(b);
     await until(() => b.store.status === 'up');
-    assert.equal(await b.sessions.lookUp('conversation-5'), 'e3', '... and is stored again for the others');
-    assert.equal(await a!.sessions.lookUp('conversation-4'), null, 'a copy older than the TTL is not trusted: placed again');
+    assert.equal(await b.sessions.lookUp(n('conversation-5')), 'e3', '... and is stored again for the others');
+    assert.equal(await a!.sessions.lookUp(n('conversation-4')), null, 'a copy older than the TTL is not trusted: placed again');
     await Promise.all(replicas.map((r) => r.store.close()));
     replicas = [];
   });

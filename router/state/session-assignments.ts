@@ -8,7 +8,8 @@
  * follows it. Engines that join later take new sessions only: existing
  * conversations stay where their KV cache is.
  *
- * Redis holds `session:<digest of the key>` → engine id with a sliding TTL
+ * Redis holds `session-v2:<name>` → engine id with a sliding TTL, where the
+ * name is the HMAC of (tenant, model, key) (session-names.ts)
  * (`sessions.ttlMs`), refreshed at most once per quarter of it. Each replica
  * keeps what it read or wrote for `sessions.localCacheMs`, so a busy
  * conversation costs one GET per cache period, not one per request. While
@@ -19,19 +20,26 @@
  * within its TTL keeps the engine it had.
  *
  * Session keys are client data, up to the 16 KiB header limit: Redis gets
- * a SHA-256 digest, never the key, and so does this replica's own table.
+ * the session's 43-character name, never the key, and so does this
+ * replica's own table (the type {@link SessionName} lets nothing else in).
  * Keyed by the raw key, one client sending unique 15 KB keys grew the heap
  * from 29 to 355 MiB and killed the router at the chart's 384 MiB heap; by
- * digest an entry costs about the same whatever the key, and the table is
+ * name an entry costs about the same whatever the key, and the table is
  * bounded in bytes (`sessions.localCacheBytes`, an estimate per entry) as
  * well as in entries. What Redis answers is checked the same way: an engine
  * id longer than {@link MAX_ENGINE_ID_LENGTH} is not one, and counts as no
  * answer; the claim and move scripts overwrite such a value instead of
  * sending it back.
+ *
+ * Rolling upgrade: releases before tenant-scoped names stored
+ * `session:<SHA-256 of the key>`. A lookup that misses under the new name
+ * reads that old name once (a GET) and, when it holds an engine, stores it
+ * under the new name, so conversations placed by old replicas keep their
+ * engine while the fleet upgrades. The old name is never written.
  */
-import { createHash } from 'node:crypto';
 import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
+import { legacySessionName, type SessionName } from './session-names.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /** Settings of the shared assignments (`sessions.*`). */
@@ -73,7 +81,7 @@ interface Entry {
 }
 
 /**
- * Estimated heap bytes of one local entry: the 43-character digest key, the
+ * Estimated heap bytes of one local entry: the 43-character name, the
  * Map slot and the entry object measured at about 200 bytes on Node 24, plus
  * the engine id (two bytes a character at worst).
  */
@@ -98,7 +106,7 @@ export class SessionAssignments {
   readonly #count: (result: SessionLookupResult) => void;
   readonly #now: () => number;
   readonly #report: TaskFailureReporter;
-  /** By digest of the session key. Insertion order is recency order: a hit re-inserts, the oldest is evicted first. */
+  /** By session name. Insertion order is recency order: a hit re-inserts, the oldest is evicted first. */
   readonly #local = new Map<string, Entry>();
   /** Estimated bytes of {@link #local}. */
   #bytes = 0;
@@ -123,27 +131,34 @@ export class SessionAssignments {
   }
 
   /** The assignment this replica read or made within `localCacheMs`; no I/O but a due TTL refresh (not awaited). */
-  cached(sessionKey: string): string | undefined {
-    const digest = digestOf(sessionKey);
-    const entry = this.#local.get(digest);
+  cached(name: SessionName): string | undefined {
+    const entry = this.#local.get(name);
     if (entry === undefined) return undefined;
     const now = this.#now();
     if (now - entry.at >= this.#settings.localCacheMs) return undefined;
     this.#count('cache');
-    this.#touch(digest, entry, now);
+    this.#touch(name, entry, now);
     return entry.engine;
   }
 
   /**
    * The stored assignment; null when Redis says there is none (the session
    * will be placed and stored); undefined when there is none that this
-   * replica knows of and Redis did not answer. Never rejects.
+   * replica knows of and Redis did not answer. Never rejects. `legacyKey`,
+   * the client's key itself, lets a miss read the name an older release
+   * stored (see the rolling upgrade above); omit it to skip that read.
    */
-  async lookUp(sessionKey: string): Promise<string | null | undefined> {
-    const digest = digestOf(sessionKey);
+  async lookUp(digest: SessionName, legacyKey?: string): Promise<string | null | undefined> {
     const stale = this.#local.get(digest);
-    // GET, not a script: it is a read, so a Redis at its memory cap still answers it.
-    const stored = this.#store.status === 'up' ? await this.#store.run('session_get', (client) => client.get(this.#key(digest)), engineIdOf) : undefined;
+    const stored = await this.#get(this.#key(digest));
+    if (stored === null && stale === undefined && legacyKey !== undefined) {
+      const legacy = await this.#get(this.#store.key(`session:${legacySessionName(legacyKey)}`));
+      if (typeof legacy === 'string') {
+        this.#count('redis');
+        this.#assign(digest, undefined, legacy);
+        return legacy;
+      }
+    }
     const now = this.#now();
     if (stored === undefined) {
       // No answer: the copy this replica holds beats a rehash, however old.
@@ -173,8 +188,13 @@ export class SessionAssignments {
    * (the first writer wins; a replica that lost the race adopts the winner
    * for the session's next request), else a move off `from`. Not awaited.
    */
-  assign(sessionKey: string, from: string | undefined, to: string): void {
-    this.#assign(digestOf(sessionKey), from, to);
+  assign(name: SessionName, from: string | undefined, to: string): void {
+    this.#assign(name, from, to);
+  }
+
+  /** GET, not a script: it is a read, so a Redis at its memory cap still answers it. Undefined: no answer. */
+  async #get(key: string): Promise<string | null | undefined> {
+    return this.#store.status === 'up' ? this.#store.run('session_get', (client) => client.get(key), engineIdOf) : undefined;
   }
 
   #assign(digest: string, from: string | undefined, to: string): void {
@@ -221,11 +241,6 @@ export class SessionAssignments {
   }
 
   #key(digest: string): string {
-    return this.#store.key(`session:${digest}`);
+    return this.#store.key(`session-v2:${digest}`);
   }
-}
-
-/** The session key's SHA-256, base64url (43 characters): the name of its entry here and in Redis. */
-function digestOf(sessionKey: string): string {
-  return createHash('sha256').update(sessionKey).digest('base64url');
 }

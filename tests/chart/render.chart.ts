@@ -244,6 +244,47 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.doesNotMatch(renderedConfig(objects), /password:|BEGIN/);
   });
 
+  it('with Redis, the session names\' secret is a Secret of its own, created once with a random value, mounted and named by sessions.keySecretFile', async () => {
+    const secretOf = (objects: K8sObject[], name: string) => objects.find((o) => o.kind === 'Secret' && o.metadata.name === name);
+    const keyFile = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { sessions?: { keySecretFile?: string } }).sessions?.keySecretFile;
+    const objects = rendered.get('redis-values.yaml') as K8sObject[];
+    const secret = secretOf(objects, 'sy-switchyard-session-key');
+    const value = Buffer.from(((secret?.['data'] ?? {}) as Record<string, string>)['session-key'] ?? '', 'base64').toString('utf8');
+    assert.match(value, /^[A-Za-z0-9]{48}$/, 'a random 48-character secret (about 285 bits)');
+    assert.equal(keyFile(objects), '/var/run/secrets/switchyard/session-key/session-key');
+    const volume = podSpec(objects).volumes?.find((v) => v.secret?.secretName === 'sy-switchyard-session-key');
+    assert.deepEqual(volume?.secret?.items, [{ key: 'session-key', path: 'session-key' }]);
+    const mount = router(objects).volumeMounts?.find((m) => m.name === volume?.name);
+    assert.deepEqual([mount?.mountPath, mount?.readOnly], ['/var/run/secrets/switchyard/session-key', true]);
+    assert.doesNotMatch(renderedConfig(objects), new RegExp(value), 'the value is in the Secret only');
+
+    // Without Redis nothing is stored: no Secret, no file (the router's derived secret keeps placement alike).
+    const defaults = rendered.get('defaults') as K8sObject[];
+    assert.equal(defaults.filter((o) => o.kind === 'Secret').length, 0);
+    assert.equal(keyFile(defaults), undefined);
+
+    // GitOps and helm template: a Secret of one's own, and none rendered.
+    const own = await template({ setJson: ['config.redis={"url":"redis://r.redis.svc:6379"}', 'secrets.sessionKey={"existingSecret":"my-session-key","key":"k"}'] });
+    assert.equal(own.filter((o) => o.kind === 'Secret').length, 0);
+    assert.deepEqual(podSpec(own).volumes?.find((v) => v.secret?.secretName === 'my-session-key')?.secret?.items, [{ key: 'k', path: 'session-key' }]);
+    assert.equal(keyFile(own), '/var/run/secrets/switchyard/session-key/session-key');
+    const off = await template({ setJson: ['config.redis={"url":"redis://r.redis.svc:6379"}', 'secrets.sessionKey.create=false'] });
+    assert.equal(off.filter((o) => o.kind === 'Secret').length, 0);
+    assert.equal(keyFile(off), undefined);
+  });
+
+  it('the admin token can be generated into <fullname>-admin-token (off by default), and the monitors authenticate with it', async () => {
+    assert.equal((rendered.get('monitoring-values.yaml') as K8sObject[]).filter((o) => o.kind === 'Secret').length, 0, 'an existing Secret is used as it is');
+    const objects = await template({ setJson: ['secrets.adminToken.create=true', 'metrics.serviceMonitor.enabled=true', 'metrics.podMonitor.enabled=true'] });
+    const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'sy-switchyard-admin-token');
+    assert.match(Buffer.from(((secret?.['data'] ?? {}) as Record<string, string>)['token'] ?? '', 'base64').toString('utf8'), /^[A-Za-z0-9]{48}$/);
+    assert.equal((parse(renderedConfig(objects)) as { adminTokenFile?: string }).adminTokenFile, '/var/run/secrets/switchyard/admin/token');
+    for (const kind of ['ServiceMonitor', 'PodMonitor']) {
+      const endpoints = ((only(objects, kind)['spec'] as Record<string, unknown>)[kind === 'ServiceMonitor' ? 'endpoints' : 'podMetricsEndpoints'] as { authorization?: unknown }[]);
+      assert.deepEqual(endpoints[0]?.authorization, { type: 'Bearer', credentials: { name: 'sy-switchyard-admin-token', key: 'token' } }, kind);
+    }
+  });
+
   it('no Secret is mounted with subPath, so the kubelet updates mounted files in place (the API keys reload without a restart)', () => {
     for (const [name, objects] of rendered) {
       const pods = [podSpec(objects), ...objects.filter((o) => o.kind === 'Pod').map((p) => p['spec'] as PodSpec)];

@@ -104,6 +104,60 @@ release namespace, as the router's defaults to its own.
 {{- end }}
 
 {{/*
+The Secret holding the session names' secret (config.sessions.keySecretFile), or
+nothing: secrets.sessionKey.existingSecret when set, else, with a Redis
+configured and secrets.sessionKey.create, the chart's own <fullname>-session-key
+(templates/secret-session-key.yaml). Without Redis nothing is stored, and the
+router's derived secret keeps placement consistent.
+*/}}
+{{- define "switchyard.sessionKeySecret" -}}
+{{- $ref := .Values.secrets.sessionKey }}
+{{- $redis := .Values.config.redis | default dict }}
+{{- if $ref.existingSecret }}{{ $ref.existingSecret }}
+{{- else if and $ref.create (or $redis.url $redis.nodes) }}{{ printf "%s-session-key" (include "switchyard.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The key in that Secret: the chart's own Secret always uses session-key.
+*/}}
+{{- define "switchyard.sessionKeyKey" -}}
+{{- if .Values.secrets.sessionKey.existingSecret }}{{ .Values.secrets.sessionKey.key }}{{ else }}session-key{{ end }}
+{{- end }}
+
+{{/*
+The Secret holding the admin token, or nothing: secrets.adminToken.existingSecret
+when set, else with secrets.adminToken.create the chart's own
+<fullname>-admin-token (templates/secret-admin-token.yaml).
+*/}}
+{{- define "switchyard.adminTokenSecret" -}}
+{{- $ref := .Values.secrets.adminToken }}
+{{- if $ref.existingSecret }}{{ $ref.existingSecret }}
+{{- else if $ref.create }}{{ printf "%s-admin-token" (include "switchyard.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The key in that Secret: the chart's own Secret always uses token.
+*/}}
+{{- define "switchyard.adminTokenKey" -}}
+{{- if .Values.secrets.adminToken.existingSecret }}{{ .Values.secrets.adminToken.key }}{{ else }}token{{ end }}
+{{- end }}
+
+{{/*
+A random value for a Secret the chart creates, kept across `helm upgrade`: the
+value the live Secret `.name` holds under `.key` (lookup), else a new one.
+`helm template` and GitOps tools render without a cluster, so lookup finds
+nothing and every render would make a new value: name an existingSecret there.
+Base64, as Secret data is. Call with (dict "ctx" $ "name" NAME "key" KEY).
+*/}}
+{{- define "switchyard.keptRandom" -}}
+{{- $live := lookup "v1" "Secret" .ctx.Release.Namespace .name }}
+{{- $data := dig "data" dict ($live | default dict) }}
+{{- if hasKey $data .key }}{{ index $data .key }}{{ else }}{{ randAlphaNum 48 | b64enc }}{{ end }}
+{{- end }}
+
+{{/*
 Secret files to mount, as JSON: a list of {volume, secret, dir, items: [{key, path}]}.
 Each Secret is mounted as a directory (never with subPath), so the kubelet
 swaps its files in place when the Secret changes: the API keys file is
@@ -118,10 +172,11 @@ reloaded by the router without a restart.
 {{- $out = append $out (dict "volume" "upstream-api-key" "secret" .existingSecret "dir" (printf "%s/upstream" $base) "items" (list (dict "key" .key "path" "api-key"))) }}
 {{- end }}
 {{- end }}
-{{- with $s.adminToken }}
-{{- if .existingSecret }}
-{{- $out = append $out (dict "volume" "admin-token" "secret" .existingSecret "dir" (printf "%s/admin" $base) "items" (list (dict "key" .key "path" "token"))) }}
+{{- with include "switchyard.adminTokenSecret" . }}
+{{- $out = append $out (dict "volume" "admin-token" "secret" . "dir" (printf "%s/admin" $base) "items" (list (dict "key" (include "switchyard.adminTokenKey" $) "path" "token"))) }}
 {{- end }}
+{{- with include "switchyard.sessionKeySecret" . }}
+{{- $out = append $out (dict "volume" "session-key" "secret" . "dir" (printf "%s/session-key" $base) "items" (list (dict "key" (include "switchyard.sessionKeyKey" $) "path" "session-key"))) }}
 {{- end }}
 {{- range $name, $ref := $s.sourceApiKeys }}
 {{- $out = append $out (dict "volume" (printf "source-%s-api-key" $name | trunc 63 | trimSuffix "-") "secret" (required (printf "secrets.sourceApiKeys.%s.existingSecret is required" $name) $ref.existingSecret) "dir" (printf "%s/sources/%s" $base $name) "items" (list (dict "key" ($ref.key | default "api-key") "path" "api-key"))) }}
@@ -173,8 +228,13 @@ the mounted Secrets).
 {{- $_ = set $up "apiKeyFile" (printf "%s/upstream/api-key" $base) }}
 {{- $_ = set $c "upstream" $up }}
 {{- end }}
-{{- if .Values.secrets.adminToken.existingSecret }}
+{{- if include "switchyard.adminTokenSecret" . }}
 {{- $_ = set $c "adminTokenFile" (printf "%s/admin/token" $base) }}
+{{- end }}
+{{- if include "switchyard.sessionKeySecret" . }}
+{{- $sessions := get $c "sessions" | default dict }}
+{{- $_ = set $sessions "keySecretFile" (printf "%s/session-key/session-key" $base) }}
+{{- $_ = set $c "sessions" $sessions }}
 {{- end }}
 {{- range $name, $ref := .Values.secrets.sourceApiKeys }}
 {{- $file := printf "%s/sources/%s/api-key" $base $name }}

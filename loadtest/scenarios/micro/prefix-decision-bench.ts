@@ -20,6 +20,7 @@ import { JsonBodyScanner } from '../../../router/request/json-body-scanner.ts';
 import type { BodyFacts } from '../../../router/request/routing-facts.ts';
 import { ProfileRegistry } from '../../../router/scheduling/presets.ts';
 import { Scheduler } from '../../../router/scheduling/scheduler.ts';
+import { SessionNames } from '../../../router/state/session-names.ts';
 
 const ITERATIONS = 20_000;
 const WARMUP = 4_000;
@@ -92,6 +93,7 @@ for (const size of [1_024, 32 * 1_024, 200 * 1_024]) {
         models: view,
         sessionHeader: 'x-session-id',
         sessionFromUser: true,
+        sessionNames: SessionNames.derivedFrom('switchyard:'),
         defaultModel: undefined,
         usesPrefix: (model) => profiles.usesPrefix(model),
         groups: new PrefixGroups(),
