@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
-import { postJson, servedBy, startRouter, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
+import { postJson, servedBy, startInProcessRouter, waitForSharedStateUp, type StartedRouter } from '../kit/harness.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
 
 const MODEL = 'm-session-upgrade';
@@ -29,7 +29,7 @@ describe('rolling upgrade of session names', () => {
       await engine.listen();
       engines.push(engine);
     }
-    router = await startRouter([...engines.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url, '--sessions-local-cache-ms', '0'], engines.length);
+    router = await startInProcessRouter([...engines.flatMap((e) => ['--backend', e.url]), '--redis-url', redis.url, '--sessions-local-cache-ms', '0'], engines.length);
     await waitForSharedStateUp(router.admin);
   });
   after(async () => {

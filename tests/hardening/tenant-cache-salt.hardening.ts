@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { postJson, startRouter, type StartedRouter } from '../kit/harness.ts';
+import { postJson, startInProcessRouter, type StartedRouter } from '../kit/harness.ts';
 
 const MODEL = 'm-cache-salt';
 const KEY_A = 'sk-salt-tenant-a-71c2e0';
@@ -63,8 +63,8 @@ before(async () => {
   writeFileSync(keys, `tenants:\n  team-a: {}\n  team-b: {}\nkeys:\n  - key: ${KEY_A}\n    tenant: team-a\n  - key: ${KEY_B}\n    tenant: team-b\n`);
   engine = await recordingEngine(seen);
   const backend = `http://127.0.0.1:${(engine.address() as AddressInfo).port}`;
-  keyed = await startRouter(['--backend', backend, '--auth-api-keys-file', keys], 1);
-  open = await startRouter(['--backend', backend], 1);
+  keyed = await startInProcessRouter(['--backend', backend, '--auth-api-keys-file', keys], 1);
+  open = await startInProcessRouter(['--backend', backend], 1);
 });
 after(async () => {
   await keyed.router.close();
