@@ -47,6 +47,8 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   }
+  // Once, at start-up: a misspelt SWITCHYARD_* variable sets nothing.
+  for (const warning of loaded.warnings) router.logger.warn(warning);
   // From here on nothing a peer sends can end the process by a failure nobody awaited.
   installProcessNet((kind, err) => router.reportBackgroundFailure(kind, err));
   if (loweredHelpers.length > 0) router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at a low priority, behind the event loop");
