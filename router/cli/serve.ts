@@ -8,7 +8,9 @@ const USAGE = `Usage: switchyard serve [--config FILE] [options]
 
 Runs the router. Every option can also be set in the config file (YAML or
 JSON, nested as in the reference) and as an environment variable.
-Precedence: flags > environment > config file > defaults.
+Precedence: flags > environment > config file > defaults. Unknown keys and
+flags are refused (exit 2). To validate a configuration and see the effective
+values without starting: switchyard check-config [FILE] [options].
 
   --config FILE
       YAML or JSON config file. Env: SWITCHYARD_CONFIG.
