@@ -46,6 +46,8 @@ interface PodSpec {
   containers: Container[];
   securityContext: Record<string, unknown>;
   automountServiceAccountToken?: boolean;
+  enableServiceLinks?: boolean;
+  initContainers?: Container[];
   serviceAccountName?: string;
   terminationGracePeriodSeconds?: number;
   topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[];
@@ -533,6 +535,29 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.deepEqual(c.command, ['/nodejs/bin/node', '/app/router/cli/bin.ts']);
     assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard-admin.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
     assert.equal((pod['spec'] as PodSpec).automountServiceAccountToken, false);
+  });
+
+  it('no service-link variables in the router or test pods: a Service named switchyard would inject SWITCHYARD_PORT, SWITCHYARD_SERVICE_HOST, ...', () => {
+    for (const [name, objects] of rendered) {
+      assert.equal(podSpec(objects).enableServiceLinks, false, `${name}: router pod`);
+      for (const pod of objects.filter((o) => o.kind === 'Pod')) assert.equal((pod['spec'] as PodSpec).enableServiceLinks, false, `${name}: ${pod.metadata.name}`);
+    }
+  });
+
+  it('an init container runs `switchyard check-config` on the router\'s own config, flags, environment and key files', async () => {
+    for (const [name, objects] of rendered) {
+      const spec = podSpec(objects);
+      const check = spec.initContainers?.find((c) => c.name === 'check-config');
+      assert.ok(check !== undefined, `${name}: a check-config init container`);
+      const routerContainer = spec.containers.find((c) => c.name === 'router') as Container;
+      assert.deepEqual(check.args, ['check-config', ...routerContainer.args.slice(1)], `${name}: the router's arguments after serve`);
+      assert.deepEqual(check.volumeMounts, routerContainer.volumeMounts, `${name}: the router's mounts (config, key files)`);
+      assert.equal(check.image, routerContainer.image, name);
+      assert.deepEqual((check as Container & { env?: unknown }).env, (routerContainer as Container & { env?: unknown }).env, name);
+      assert.deepEqual(check.securityContext, routerContainer.securityContext, name);
+    }
+    const off = await template({ setJson: ['configCheck.enabled=false'] });
+    assert.equal(podSpec(off).initContainers, undefined, 'configCheck.enabled=false: no init container');
   });
 
   it('NOTES.txt: a port-forward and curl to /v1/models for this release, and helm test', async () => {
