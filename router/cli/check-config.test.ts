@@ -4,7 +4,7 @@
  * source, secrets never shown; exit 0 when valid, 2 when not.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,5 +80,34 @@ describe('switchyard: unknown command', () => {
     const result = spawnSync(process.execPath, [BIN, 'chek-config'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(result.status, 2);
     assert.match(result.stderr, /unknown command "chek-config"; did you mean check-config\?/);
+  });
+});
+
+describe('switchyard serve: unknown SWITCHYARD_* variables', () => {
+  it('logs one warning per variable that sets nothing, none for service links, and starts', async () => {
+    const env = { PATH: process.env['PATH'] ?? '', SWITCHYARD_ROUTING_POLCY: 'session', SWITCHYARD_SERVICE_HOST: '10.96.0.12', SWITCHYARD_PORT_8080_TCP_ADDR: '10.96.0.12' };
+    const child = spawn(process.execPath, [BIN, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const lines: Record<string, unknown>[] = [];
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let buffered = '';
+        child.stderr.setEncoding('utf8');
+        child.stderr.on('data', (chunk: string) => {
+          buffered += chunk;
+          const parts = buffered.split('\n');
+          buffered = parts.pop() ?? '';
+          for (const part of parts) {
+            const line = JSON.parse(part) as Record<string, unknown>;
+            lines.push(line);
+            if (line['msg'] === 'switchyard listening') resolve();
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${String(code)}: ${buffered}`)));
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const warnings = lines.filter((line) => line['level'] === 40 && String(line['msg']).includes('SWITCHYARD_')).map((line) => line['msg']);
+    assert.deepEqual(warnings, ['SWITCHYARD_ROUTING_POLCY is not a switchyard setting and is ignored; did you mean SWITCHYARD_ROUTING_POLICY?']);
   });
 });
