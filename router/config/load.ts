@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
-import { closest } from './did-you-mean.ts';
+import { closest, editDistance } from './did-you-mean.ts';
 import { environmentWarnings } from './environment.ts';
 import { configSchema, type Config } from './schema.ts';
 import { keysAt, OPTIONS, type OptionSpec } from './options.ts';
@@ -249,8 +249,21 @@ function unknownKeys(issue: z.core.$ZodIssue & { code: 'unrecognized_keys' }): s
     const where = [...section, key].join('.');
     const suggestion = closest(key, valid);
     if (suggestion !== undefined) return `${where}: unknown key; did you mean ${[...section, suggestion].join('.')}?`;
+    const elsewhere = inOtherSections(key);
+    if (elsewhere.length > 0) return `${where}: unknown key; did you mean ${elsewhere.join(' or ')}?`;
     return `${where}: unknown key (${section.length === 0 ? 'top-level keys' : section.join('.')} takes ${valid.join(', ')})`;
   });
+}
+
+/**
+ * Options in other sections whose own name is `key` or one edit from it
+ * (`policy` at the top level: routing.policy), at most three.
+ */
+function inOtherSections(key: string): string[] {
+  const scored = OPTIONS.map((option) => ({ path: option.path.join('.'), distance: editDistance(key, option.path[option.path.length - 1] as string) }));
+  const best = Math.min(...scored.map((entry) => entry.distance));
+  if (best > 1) return [];
+  return scored.filter((entry) => entry.distance === best).slice(0, 3).map((entry) => entry.path);
 }
 
 function describeIssues(issues: readonly z.core.$ZodIssue[], layered: Tree): string[] {

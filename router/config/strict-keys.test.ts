@@ -54,6 +54,11 @@ describe('configuration: unknown keys at every level', () => {
     assert.match(errorFor('discovery: {static: {apiKeyFiles: /k}}'), /discovery\.static\.apiKeyFiles: unknown key; did you mean discovery\.static\.apiKeyFile\?/);
   });
 
+  it('names the option in another section when the key is misplaced', () => {
+    assert.equal(errorFor('policy: round-robin'), 'invalid configuration: policy: unknown key; did you mean routing.policy?');
+    assert.equal(errorFor('apiKeysFile: keys.yaml'), 'invalid configuration: apiKeysFile: unknown key; did you mean auth.apiKeysFile?');
+  });
+
   it('lists the valid keys when no key is near, and reports every unknown key on one line', () => {
     assert.equal(errorFor('quotas: {zzz: 1}'), 'invalid configuration: quotas.zzz: unknown key (quotas takes checkTimeoutMs)');
     const message = errorFor('routing: {polcy: session}\nscrape: {intervalMS: 500}');
