@@ -9,10 +9,12 @@
  * Run: npm run test:chart (builds helm once, then uses the cached binary).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { loadConfig } from '../../router/config/load.ts';
 import { configSchema } from '../../router/config/schema.ts';
@@ -556,6 +558,27 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
       assert.deepEqual((check as Container & { env?: unknown }).env, (routerContainer as Container & { env?: unknown }).env, name);
       assert.deepEqual(check.securityContext, routerContainer.securityContext, name);
     }
+    // The rendered init container, run: it passes on the rendered ConfigMap, and it reads the key
+    // files the config names at their mount paths (absent here, so a config naming one fails on it).
+    const bin = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
+    const outcomes = new Set<number | null>();
+    for (const [name, objects] of rendered) {
+      const check = podSpec(objects).initContainers?.[0] as Container;
+      const file = join(scratch, `init-${name}.yaml`);
+      const text = renderedConfig(objects);
+      writeFileSync(file, text);
+      const args = check.args.map((arg) => (arg === '/etc/switchyard/config.yaml' ? file : arg));
+      const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+      if (/File: /.test(text)) {
+        assert.equal(result.status, 2, `${name}: ${result.stderr}`);
+        assert.match(result.stderr, /^switchyard check-config: \S+ \/\S+: cannot read it \(ENOENT\)\n$/, name);
+      } else {
+        assert.equal(result.status, 0, `${name}: ${result.stderr}`);
+        assert.match(result.stdout, /^# switchyard configuration is valid/, name);
+      }
+      outcomes.add(result.status);
+    }
+    assert.deepEqual([...outcomes].sort(), [0, 2], 'the matrix has configs with and without key files');
     const off = await template({ setJson: ['configCheck.enabled=false'] });
     assert.equal(podSpec(off).initContainers, undefined, 'configCheck.enabled=false: no init container');
   });
