@@ -13,8 +13,7 @@
  *   Secrets mounted as files (`secrets.*`, which set the `*File` options);
  * - `listen` and `adminListen` are refused: the chart sets them from
  *   `containerPorts`, which its ports, probes and Service use;
- * - every object refuses unknown keys (the router drops unknown nested keys
- *   silently; in a values file they are typos);
+ * - every object refuses unknown keys (as the router does);
  * - a pods source must name a labelSelector and an endpointslices source a
  *   service (the router's cross-field check, as if/then).
  */
@@ -280,6 +279,13 @@ const chartValues = z
       })
       .strict()
       .describe('Grafana dashboards.'),
+    configCheck: z
+      .object({
+        enabled: z.boolean().describe('Run `switchyard check-config` as an init container before the router: a bad configuration stops the pod at Init with one line naming the key; its log shows the effective configuration, secrets redacted.'),
+        resources: k8sObject('Resources of the check-config init container.'),
+      })
+      .strict()
+      .describe('The config-check init container.'),
     tests: z
       .object({
         requireModels: z.boolean().describe('helm test: /v1/models must list a model.'),

@@ -1,22 +1,29 @@
 #!/usr/bin/env node
 /**
- * The `switchyard` command: `serve` runs the router, `sim` the engine
- * simulator, `check` the image's smoke test (the Helm chart's test hook).
+ * The `switchyard` command: `serve` runs the router, `check-config`
+ * validates a configuration and prints it, `sim` the engine simulator,
+ * `check` the image's smoke test (the Helm chart's test hook).
  * The benchmark scenarios are not part of the command: they compare the
  * router with its peers from a checkout (`npm run bench`), and the shipped
  * CLI never loads them.
  */
+import { closest } from '../config/did-you-mean.ts';
 import { check } from './check.ts';
+import { checkConfig } from './check-config.ts';
 import { serve } from './serve.ts';
 import { sim } from './sim.ts';
 
 const USAGE = `Usage: switchyard <command> [options]
 
 Commands:
-  serve   run the router (switchyard serve --help)
-  sim     run the engine simulator (switchyard sim --help)
-  check   GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
+  serve          run the router (switchyard serve --help)
+  check-config   validate a configuration and print it, secrets redacted; exit 0 or 2
+                 (switchyard check-config --help)
+  sim            run the engine simulator (switchyard sim --help)
+  check          GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
 `;
+
+const COMMANDS = ['serve', 'check-config', 'sim', 'check'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -27,9 +34,18 @@ async function main(argv: string[]): Promise<number> {
       return sim(rest);
     case 'check':
       return check(rest);
-    default:
+    case 'check-config':
+      return checkConfig(rest, process.env);
+    case undefined:
+    case '--help':
+    case '-h':
       console.log(USAGE);
-      return command === undefined || command === '--help' || command === '-h' ? 0 : 2;
+      return 0;
+    default: {
+      const suggestion = closest(command, COMMANDS);
+      console.error(`switchyard: unknown command ${JSON.stringify(command)}${suggestion === undefined ? '' : `; did you mean ${suggestion}?`} (see switchyard --help)`);
+      return 2;
+    }
   }
 }
 

@@ -8,7 +8,9 @@ const USAGE = `Usage: switchyard serve [--config FILE] [options]
 
 Runs the router. Every option can also be set in the config file (YAML or
 JSON, nested as in the reference) and as an environment variable.
-Precedence: flags > environment > config file > defaults.
+Precedence: flags > environment > config file > defaults. Unknown keys and
+flags are refused (exit 2). To validate a configuration and see the effective
+values without starting: switchyard check-config [FILE] [options].
 
   --config FILE
       YAML or JSON config file. Env: SWITCHYARD_CONFIG.
@@ -47,6 +49,8 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   }
+  // Once, at start-up: a misspelt SWITCHYARD_* variable sets nothing.
+  for (const warning of loaded.warnings) router.logger.warn(warning);
   // From here on nothing a peer sends can end the process by a failure nobody awaited.
   installProcessNet((kind, err) => router.reportBackgroundFailure(kind, err));
   if (loweredHelpers.length > 0) router.logger.debug({ threads: loweredHelpers.length }, "V8's helper threads run at a low priority, behind the event loop");

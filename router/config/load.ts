@@ -5,8 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
+import type { z } from 'zod';
+import { closest, editDistance } from './did-you-mean.ts';
+import { environmentWarnings } from './environment.ts';
 import { configSchema, type Config } from './schema.ts';
-import { OPTIONS, type OptionSpec } from './options.ts';
+import { keysAt, OPTIONS, type OptionSpec } from './options.ts';
+import { isSecretPath, withoutUrlCredentials } from './secrets.ts';
 
 /** A configuration problem; the message names the field. Exit non-zero on it. */
 export class ConfigError extends Error {
@@ -100,7 +104,7 @@ function fromFlags(argv: readonly string[]): ParsedFlags {
     const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
     let value: string | undefined = eq === -1 ? undefined : arg.slice(eq + 1);
     const option = BY_FLAG.get(name);
-    if (name !== 'config' && option === undefined) throw new ConfigError(`unknown flag --${name} (see --help)`);
+    if (name !== 'config' && option === undefined) throw new ConfigError(unknownFlag(name));
     if (value === undefined) {
       const next = argv[i + 1];
       if (option?.kind === 'boolean' && (next === undefined || next.startsWith('--'))) value = 'true';
@@ -122,6 +126,14 @@ function fromFlags(argv: readonly string[]): ParsedFlags {
   }
   for (const [option, list] of lists) setPath(tree, option.path, list);
   return { tree, configFile, help };
+}
+
+/** Names every flag `serve` takes, for suggestions. */
+const FLAG_NAMES = ['config', 'help', ...BY_FLAG.keys()];
+
+function unknownFlag(name: string): string {
+  const suggestion = closest(name, FLAG_NAMES);
+  return `unknown flag --${name}${suggestion === undefined ? '' : `; did you mean --${suggestion}?`} (see --help)`;
 }
 
 function fromFile(file: string): Tree {
@@ -195,16 +207,6 @@ function yamlProblem(problem: YAMLError): string {
   return `${YAML_PROBLEMS.get(problem.code) ?? 'a syntax error'} (${problem.code})`;
 }
 
-/**
- * The schema's message for one issue, never showing the offending value:
- * today's messages do not quote input, and this keeps it so for refinements
- * added later (a secret that fails a check must not be printed by it).
- */
-function issueMessage(message: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') return message;
-  return message.split(value).join('(value not shown)');
-}
-
 function valueAt(tree: unknown, path: readonly PropertyKey[]): unknown {
   let node = tree;
   for (const key of path) {
@@ -214,8 +216,79 @@ function valueAt(tree: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
-/** Outcome of {@link loadConfig}: a config, or a request for help text. */
-export type LoadResult = { readonly kind: 'config'; readonly config: Config } | { readonly kind: 'help' };
+/** Longest value quoted in an error (characters). */
+const MAX_SHOWN = 80;
+
+/**
+ * The schema's message for one issue, with the value it refused when that
+ * is no secret (`listen: must be HOST:PORT ... (got "8080")`). A secret's
+ * value is never shown, nor quoted by the message (a refinement added later
+ * might), and URL credentials never are.
+ */
+function issueMessage(issue: z.core.$ZodIssue, layered: Tree): string {
+  const value = valueAt(layered, issue.path);
+  if (isSecretPath(issue.path)) {
+    if (typeof value !== 'string' || value === '') return issue.message;
+    return issue.message.split(value).join('(value not shown)');
+  }
+  const shown = shownValue(value);
+  return shown === undefined ? issue.message : `${issue.message} (got ${shown})`;
+}
+
+function shownValue(value: unknown): string | undefined {
+  if (value === undefined || (typeof value === 'object' && value !== null)) return undefined;
+  const text = withoutUrlCredentials(JSON.stringify(value));
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}...` : text;
+}
+
+/** One line per unknown key: its dotted path and the nearest key the section takes. */
+function unknownKeys(issue: z.core.$ZodIssue & { code: 'unrecognized_keys' }): string[] {
+  const section = issue.path.map(String);
+  const valid = keysAt(issue.path);
+  return issue.keys.map((key) => {
+    const where = [...section, key].join('.');
+    const suggestion = closest(key, valid);
+    if (suggestion !== undefined) return `${where}: unknown key; did you mean ${[...section, suggestion].join('.')}?`;
+    const elsewhere = inOtherSections(key);
+    if (elsewhere.length > 0) return `${where}: unknown key; did you mean ${elsewhere.join(' or ')}?`;
+    return `${where}: unknown key (${section.length === 0 ? 'top-level keys' : section.join('.')} takes ${valid.join(', ')})`;
+  });
+}
+
+/**
+ * Options in other sections whose own name is `key` or one edit from it
+ * (`policy` at the top level: routing.policy), at most three.
+ */
+function inOtherSections(key: string): string[] {
+  const scored = OPTIONS.map((option) => ({ path: option.path.join('.'), distance: editDistance(key, option.path[option.path.length - 1] as string) }));
+  const best = Math.min(...scored.map((entry) => entry.distance));
+  if (best > 1) return [];
+  return scored.filter((entry) => entry.distance === best).slice(0, 3).map((entry) => entry.path);
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[], layered: Tree): string[] {
+  return issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') return unknownKeys(issue);
+    return [`${issue.path.join('.') || '(root)'}: ${issueMessage(issue, layered)}`];
+  });
+}
+
+/** What each layer set, before validation (for `check-config`'s sources). */
+export interface ConfigLayers {
+  /** The config file's path, when one was named. */
+  readonly file: string | undefined;
+  readonly fromFile: Readonly<Tree>;
+  readonly fromEnv: Readonly<Tree>;
+  readonly fromFlags: Readonly<Tree>;
+}
+
+/**
+ * Outcome of {@link loadConfig}: a config (with warnings to log once, e.g.
+ * unknown `SWITCHYARD_*` variables), or a request for help text.
+ */
+export type LoadResult =
+  | { readonly kind: 'config'; readonly config: Config; readonly warnings: readonly string[]; readonly layers: ConfigLayers }
+  | { readonly kind: 'help' };
 
 /**
  * Builds the configuration from flags, env and an optional file.
@@ -225,16 +298,11 @@ export function loadConfig(argv: readonly string[], env: Readonly<Record<string,
   const flags = fromFlags(argv);
   if (flags.help) return { kind: 'help' };
   const file = flags.configFile ?? env['SWITCHYARD_CONFIG'];
-  const layered = merge(merge(file === undefined ? {} : fromFile(file), fromEnv(env)), flags.tree);
+  const layers: ConfigLayers = { file, fromFile: file === undefined ? {} : fromFile(file), fromEnv: fromEnv(env), fromFlags: flags.tree };
+  const layered = merge(merge(layers.fromFile, layers.fromEnv), layers.fromFlags);
   const result = configSchema.safeParse(layered);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const field = issue.path.join('.') || '(root)';
-      return `${field}: ${issueMessage(issue.message, valueAt(layered, issue.path))}`;
-    });
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  }
-  return { kind: 'config', config: deepFreeze(result.data) };
+  if (!result.success) throw new ConfigError(`invalid configuration: ${describeIssues(result.error.issues, layered).join('; ')}`);
+  return { kind: 'config', config: deepFreeze(result.data), warnings: environmentWarnings(env), layers };
 }
 
 function deepFreeze<T>(value: T): T {

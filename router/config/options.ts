@@ -35,7 +35,7 @@ interface JsonSchemaNode {
   default?: unknown;
   description?: string;
   enum?: string[];
-  additionalProperties?: unknown;
+  additionalProperties?: JsonSchemaNode | boolean;
 }
 
 function kebab(name: string): string {
@@ -52,7 +52,8 @@ function kindOf(node: JsonSchemaNode): OptionKind {
 function collect(node: JsonSchemaNode, path: string[], out: OptionSpec[]): void {
   for (const [key, child] of Object.entries(node.properties ?? {})) {
     const childPath = [...path, key];
-    if (child.type === 'object' && child.additionalProperties === undefined) {
+    // A section (strict object: additionalProperties false) nests; a map (record) is one file-only option.
+    if (child.type === 'object' && (child.additionalProperties === undefined || child.additionalProperties === false)) {
       collect(child, childPath, out);
       continue;
     }
@@ -70,10 +71,27 @@ function collect(node: JsonSchemaNode, path: string[], out: OptionSpec[]): void 
   }
 }
 
+const CONFIG_JSON_SCHEMA = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+
 function buildOptions(): readonly OptionSpec[] {
   const out: OptionSpec[] = [];
-  collect(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode, [], out);
+  collect(CONFIG_JSON_SCHEMA, [], out);
   return Object.freeze(out);
+}
+
+/**
+ * The keys the section at `path` accepts (through map entries and list
+ * items), in schema order; empty when `path` leads to no section.
+ */
+export function keysAt(path: readonly PropertyKey[]): readonly string[] {
+  let node: JsonSchemaNode | undefined = CONFIG_JSON_SCHEMA;
+  for (const key of path) {
+    if (node === undefined) return [];
+    if (node.type === 'array') node = node.items;
+    else if (typeof key === 'string' && node.properties !== undefined && Object.hasOwn(node.properties, key)) node = node.properties[key];
+    else node = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+  }
+  return Object.keys(node?.properties ?? {});
 }
 
 /** Every leaf option of the configuration schema, in schema order. */

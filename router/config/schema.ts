@@ -31,7 +31,7 @@ const ipOrCidr = z.string().refine((value) => {
 }, 'must be an IPv4 or IPv6 address or CIDR block, e.g. 10.0.0.0/8 or fd00::/8');
 
 const timeouts = z
-  .object({
+  .strictObject({
     connectMs: positiveMs.default(5_000).describe('Upstream TCP connect timeout (ms).'),
     streamFirstByteMs: positiveMs
       .default(120_000)
@@ -47,7 +47,7 @@ const timeouts = z
   .describe('Upstream timeouts for every phase of a request.');
 
 const server = z
-  .object({
+  .strictObject({
     headersTimeoutMs: positiveMs.default(30_000).describe('Max time for a client to send request headers (ms); stops slowloris.'),
     requestTimeoutMs: positiveMs
       .default(300_000)
@@ -98,7 +98,7 @@ const server = z
   .describe('Client-facing HTTP server limits.');
 
 const lifecycle = z
-  .object({
+  .strictObject({
     preStopDelayMs: z
       .number()
       .int()
@@ -119,7 +119,7 @@ const lifecycle = z
   .describe('Shutdown behaviour.');
 
 const upstream = z
-  .object({
+  .strictObject({
     apiKey: z
       .string()
       .min(1)
@@ -162,26 +162,24 @@ export const POLICY_NAMES = ['auto', 'least-load', 'session', 'round-robin', 'pr
 const profileName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'profile names are lowercase words joined by dashes');
 
 const schedulingProfile = z
-  .object({
+  .strictObject({
     affinity: z
       .array(z.enum(['session', 'prefix']))
       .default([])
       .describe('Affinity walks tried in order before the picker: session (requests with a session key), prefix (keyless requests whose prompts share a prefix).'),
     picker: z.enum(['weighted-max', 'round-robin']).default('weighted-max').describe('What decides when no affinity walk applies: the weighted maximum of the scorers, or round-robin.'),
     weights: z
-      .object({
+      .strictObject({
         load: z.number().min(0).default(1).describe('Weight of the load score (1 / (1 + outstanding work over capacity)).'),
         kvUsage: z.number().min(0).default(0.001).describe('Weight of free KV cache (1 - usage).'),
       })
-      .strict()
       .prefault({})
       .describe('Scorer weights of the weighted maximum; each rating is in [0, 1].'),
     powerOfTwoChoices: z.boolean().default(false).describe('Weighted maximum over two random candidates instead of all (for very large fleets).'),
-  })
-  .strict();
+  });
 
 const prefix = z
-  .object({
+  .strictObject({
     epsilon: z.number().min(0).default(0.5).describe('Load bound headroom over the mean load score before prefix affinity yields.'),
     kappa: z.number().min(0).default(2).describe('Extra headroom per unit of cache credit (a candidate holding 8k cached tokens of the prompt may run this much hotter).'),
     spread: z.number().min(1).default(2).describe("Engines per prefix group: about spread x fleet size x the group's traffic share, so one prompt shared by everyone cannot pile onto one engine."),
@@ -189,12 +187,11 @@ const prefix = z
     prefixBytes: z.number().int().min(1_024).max(64 * 1_024).default(64 * 1_024).describe('Bytes of canonical prompt read for prefix keys (bytes): the conversation key covers up to the first user message within it, block hashes the first 32 KiB.'),
     maxGroups: z.number().int().positive().default(4_096).describe('Prefix groups remembered per model (least recently seen evicted).'),
   })
-  .strict()
   .prefault({})
   .describe('Prefix-cache affinity for requests without a session key (profiles with affinity `prefix`, e.g. the prefix-affinity preset).');
 
 const routing = z
-  .object({
+  .strictObject({
     policy: profileName
       .default('auto')
       .describe('Scheduling profile: a preset (auto: session affinity when the request has a session key, else least-load; least-load; session; round-robin; prefix-affinity: session key, else prompt-prefix affinity, else least-load) or a name from `profiles`.'),
@@ -238,7 +235,7 @@ const routing = z
   .describe('Request routing.');
 
 const modelsRefresh = z
-  .object({
+  .strictObject({
     intervalMs: positiveMs.default(30_000).describe("How often each endpoint's /v1/models is refreshed (ms)."),
     retryMs: positiveMs.default(2_000).describe('Retry interval while an endpoint\'s models are still unknown (ms).'),
     timeoutMs: positiveMs.default(5_000).describe('Timeout of one /v1/models request (ms).'),
@@ -253,7 +250,7 @@ const modelsRefresh = z
 const metricsDialect = z.enum(['vllm', 'sglang', 'llamacpp', 'tgi', 'auto', 'none']);
 
 const scrape = z
-  .object({
+  .strictObject({
     intervalMs: z.number().int().min(100).default(1_000).describe("How often each engine's /metrics is scraped (ms, >= 100)."),
     timeoutMs: positiveMs.default(500).describe('Timeout of one scrape (ms).'),
     maxBytes: z.number().int().min(1_024).default(4 * 1024 * 1024).describe('Largest /metrics body read (bytes); larger fails the scrape.'),
@@ -273,7 +270,7 @@ const scrape = z
   .describe("Scraping the engines' Prometheus metrics.");
 
 const load = z
-  .object({
+  .strictObject({
     defaultCapacity: z
       .number()
       .int()
@@ -285,7 +282,7 @@ const load = z
       .default({})
       .describe('Known capacity per static backend URL (config file only), e.g. {"http://10.0.0.5:8000": 64}.'),
     ejection: z
-      .object({
+      .strictObject({
         consecutiveFailures: z.number().int().positive().default(5).describe('Consecutive connect failures, resets, timeouts or 5xx that eject an endpoint.'),
         baseMs: positiveMs.default(10_000).describe('First ejection length (ms); doubles with each repeat.'),
         maxMs: positiveMs.default(300_000).describe('Longest ejection (ms).'),
@@ -302,7 +299,7 @@ const load = z
         "Router replicas sharing the engines, for what no Redis shares (with an HPA, its maxReplicas: a count above the true one admits less, never more). The safe start then takes 1/replicas of what a scrape shows an engine running without a queue, so a replica that joins a busy fleet starts at its share. The chart sets it to autoscaling.maxReplicas under an HPA. Unset: each replica's safe start grows from its own requests only.",
       ),
     safeStart: z
-      .object({
+      .strictObject({
         enabled: z
           .boolean()
           .default(true)
@@ -326,7 +323,7 @@ const load = z
   .describe('Load view.');
 
 const admission = z
-  .object({
+  .strictObject({
     maxWaiting: z
       .number()
       .min(0)
@@ -413,14 +410,14 @@ const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSe
 };
 
 const discovery = z
-  .object({
+  .strictObject({
     mode: z
       .enum(['static', 'pods', 'endpointslices'])
       .default('static')
       .describe('Kubernetes source set by flags/env: static (only `backends`), pods (label selector), endpointslices (a Service).'),
     ...sourceFields,
     sources: z
-      .record(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'source names are DNS labels'), z.object({ kind: sourceKind, ...sourceFields }).strict().superRefine(requireSelectorOrService))
+      .record(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'source names are DNS labels'), z.strictObject({ kind: sourceKind, ...sourceFields }).superRefine(requireSelectorOrService))
       .superRefine((sources, ctx) => {
         // The router's own sources carry these names; sharing one would share its key and allow-list.
         for (const name of RESERVED_SOURCE_NAMES) if (name in sources) ctx.addIssue({ code: 'custom', path: [name], message: 'default and static are reserved source names' });
@@ -436,7 +433,7 @@ const discovery = z
         "Allow Kubernetes sources in namespaces other than the router's own (the `mode` source's namespace, else the service account's or kubeconfig context's). Off: such a source stops start-up, since a matching pod there would receive prompts. When on, give those sources allowedModels.",
       ),
     static: z
-      .object(trustFields)
+      .strictObject(trustFields)
       .prefault({})
       .describe('The static `backends` as a source: its model allow-list and engine key (default: upstream.apiKey/apiKeyFile).'),
     resyncIntervalMs: positiveMs.default(300_000).describe('Full re-list period that repairs anything a watch missed (ms; jittered by up to -10%).'),
@@ -460,7 +457,7 @@ const discovery = z
 const filePath = z.string().min(1);
 
 const redisTls = z
-  .object({
+  .strictObject({
     enabled: z.boolean().default(false).describe('Connect to Redis over TLS (also implied by a rediss:// url).'),
     caFile: filePath.optional().describe('PEM file of the CA that signed the Redis server certificate; default: the system CAs.'),
     certFile: filePath.optional().describe('PEM client certificate, for Redis servers that require mutual TLS.'),
@@ -471,7 +468,7 @@ const redisTls = z
   .describe('TLS to Redis.');
 
 const redis = z
-  .object({
+  .strictObject({
     url: z
       .string()
       .regex(/^rediss?:\/\/[^/@]+(\/\d+)?$/, 'must be redis://HOST:PORT[/DB] or rediss://HOST:PORT[/DB], with no credentials (use passwordFile)')
@@ -506,7 +503,7 @@ const redis = z
   .describe('Shared state through Redis (optional): fleet-wide in-flight counts, sticky sessions, quotas. Redis improves decisions and never takes the router down: every command has a short timeout and a local fallback.');
 
 const sessions = z
-  .object({
+  .strictObject({
     ttlMs: positiveMs.default(3_600_000).describe('With Redis: a session key\'s engine assignment is forgotten after this long without requests (ms, sliding).'),
     localCacheMs: z.number().int().min(0).max(60_000).default(1_000).describe('With Redis: how long a replica reuses an assignment it read before asking Redis again (ms).'),
     localCacheEntries: z.number().int().min(1_000).default(100_000).describe('With Redis: assignments each replica keeps in memory.'),
@@ -526,7 +523,7 @@ const sessions = z
   .describe('Sticky sessions shared through Redis: a session\'s first engine is stored and every replica follows it while that engine passes the scheduling filters. Without Redis, rendezvous hashing.');
 
 const auth = z
-  .object({
+  .strictObject({
     apiKeysFile: filePath
       .optional()
       .describe('File of API keys the traffic port then requires (YAML or JSON: keys with their tenant, tenants with their quotas; see docs/shared-state.md). Reloaded when it changes. Unset: no authentication.'),
@@ -542,7 +539,7 @@ const auth = z
   .describe('API-key authentication on the traffic port (/livez, /readyz and the admin port never need it).');
 
 const quotas = z
-  .object({
+  .strictObject({
     checkTimeoutMs: positiveMs.max(1_000).default(20).describe('Longest wait for the shared quota check (ms); past it the degraded (local) limit applies.'),
   })
   .prefault({})
@@ -550,7 +547,7 @@ const quotas = z
 
 /** The whole configuration schema. */
 export const configSchema = z
-  .object({
+  .strictObject({
     listen: hostPort.default('0.0.0.0:8080').describe('Traffic address HOST:PORT (inference routes).'),
     adminListen: hostPort.default('0.0.0.0:9090').describe('Admin address HOST:PORT (/metrics, probes, /debug); never shed.'),
     adminTokenFile: z
@@ -593,7 +590,6 @@ export const configSchema = z
     auth,
     quotas,
   })
-  .strict()
   .superRefine((config, ctx) => {
     if (config.auth.apiKeysFile !== undefined && config.upstream.forwardClientAuthorization === true) {
       ctx.addIssue({ code: 'custom', path: ['auth', 'apiKeysFile'], message: "API-key authentication consumes the client's Authorization header; it cannot also be forwarded (upstream.forwardClientAuthorization)" });

@@ -9,10 +9,12 @@
  * Run: npm run test:chart (builds helm once, then uses the cached binary).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { loadConfig } from '../../router/config/load.ts';
 import { configSchema } from '../../router/config/schema.ts';
@@ -46,6 +48,8 @@ interface PodSpec {
   containers: Container[];
   securityContext: Record<string, unknown>;
   automountServiceAccountToken?: boolean;
+  enableServiceLinks?: boolean;
+  initContainers?: Container[];
   serviceAccountName?: string;
   terminationGracePeriodSeconds?: number;
   topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[];
@@ -574,6 +578,50 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.deepEqual(c.command, ['/nodejs/bin/node', '/app/router/cli/bin.ts']);
     assert.deepEqual(c.args, ['check', '--timeout-ms', '5000', '--require-models', 'http://sy-switchyard-admin.switchyard.svc:9090/readyz', 'http://sy-switchyard.switchyard.svc:8080/v1/models']);
     assert.equal((pod['spec'] as PodSpec).automountServiceAccountToken, false);
+  });
+
+  it('no service-link variables in the router or test pods: a Service named switchyard would inject SWITCHYARD_PORT, SWITCHYARD_SERVICE_HOST, ...', () => {
+    for (const [name, objects] of rendered) {
+      assert.equal(podSpec(objects).enableServiceLinks, false, `${name}: router pod`);
+      for (const pod of objects.filter((o) => o.kind === 'Pod')) assert.equal((pod['spec'] as PodSpec).enableServiceLinks, false, `${name}: ${pod.metadata.name}`);
+    }
+  });
+
+  it('an init container runs `switchyard check-config` on the router\'s own config, flags, environment and key files', async () => {
+    for (const [name, objects] of rendered) {
+      const spec = podSpec(objects);
+      const check = spec.initContainers?.find((c) => c.name === 'check-config');
+      assert.ok(check !== undefined, `${name}: a check-config init container`);
+      const routerContainer = spec.containers.find((c) => c.name === 'router') as Container;
+      assert.deepEqual(check.args, ['check-config', ...routerContainer.args.slice(1)], `${name}: the router's arguments after serve`);
+      assert.deepEqual(check.volumeMounts, routerContainer.volumeMounts, `${name}: the router's mounts (config, key files)`);
+      assert.equal(check.image, routerContainer.image, name);
+      assert.deepEqual((check as Container & { env?: unknown }).env, (routerContainer as Container & { env?: unknown }).env, name);
+      assert.deepEqual(check.securityContext, routerContainer.securityContext, name);
+    }
+    // The rendered init container, run: it passes on the rendered ConfigMap, and it reads the key
+    // files the config names at their mount paths (absent here, so a config naming one fails on it).
+    const bin = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
+    const outcomes = new Set<number | null>();
+    for (const [name, objects] of rendered) {
+      const check = podSpec(objects).initContainers?.[0] as Container;
+      const file = join(scratch, `init-${name}.yaml`);
+      const text = renderedConfig(objects);
+      writeFileSync(file, text);
+      const args = check.args.map((arg) => (arg === '/etc/switchyard/config.yaml' ? file : arg));
+      const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+      if (/File: /.test(text)) {
+        assert.equal(result.status, 2, `${name}: ${result.stderr}`);
+        assert.match(result.stderr, /^switchyard check-config: \S+ \/\S+: cannot read it \(ENOENT\)\n$/, name);
+      } else {
+        assert.equal(result.status, 0, `${name}: ${result.stderr}`);
+        assert.match(result.stdout, /^# switchyard configuration is valid/, name);
+      }
+      outcomes.add(result.status);
+    }
+    assert.deepEqual([...outcomes].sort(), [0, 2], 'the matrix has configs with and without key files');
+    const off = await template({ setJson: ['configCheck.enabled=false'] });
+    assert.equal(podSpec(off).initContainers, undefined, 'configCheck.enabled=false: no init container');
   });
 
   it('NOTES.txt: a port-forward and curl to /v1/models for this release, and helm test', async () => {

@@ -338,3 +338,24 @@ defaults (10000 and 15000 ms, router/config/schema.ts; a test pins them).
 {{- define "switchyard.maxReplicas" -}}
 {{- if .Values.autoscaling.enabled }}{{ .Values.autoscaling.maxReplicas }}{{ else }}{{ .Values.replicaCount }}{{ end }}
 {{- end }}
+
+{{/*
+The router container's volume mounts (the config-check init container takes the same):
+the config, /tmp, the Secrets' key files, and extraVolumeMounts.
+*/}}
+{{- define "switchyard.routerVolumeMounts" -}}
+- name: config
+  mountPath: {{ include "switchyard.configDir" . }}
+  readOnly: true
+- name: tmp
+  mountPath: /tmp
+{{- /* Whole directories, never subPath: the kubelet then swaps a changed Secret's files in place. */}}
+{{- range (include "switchyard.secretFiles" . | fromJsonArray) }}
+- name: {{ .volume }}
+  mountPath: {{ .dir }}
+  readOnly: true
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
