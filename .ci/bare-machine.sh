@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Proves the README's `npm ci && npm test` on a bare machine: no root, nothing installed with apt-get.
-# A copy of this checkout (tracked and new files, no node_modules) runs as an unprivileged user (uid
-# 65534) in its own mount namespace where the system's Redis, nginx and openssl binaries are covered
-# by an empty, non-executable file, with an empty HOME (so empty npm and pip caches) and an empty
+# A fresh clone of this checkout (with its uncommitted changes, without node_modules) runs as an
+# unprivileged user (uid 65534) in its own mount namespace where the system's Redis, nginx and
+# openssl binaries are covered by an empty, non-executable file, with an empty HOME (so empty npm and pip caches) and an empty
 # server cache (SWITCHYARD_CACHE). Needs root only to build that namespace; prints the counts and times.
 #
 # Usage: .ci/bare-machine.sh [TEST_FILE ...]   (files instead of the whole `npm test`, for a quick check)
@@ -17,7 +17,9 @@ bare_uid=65534 # nobody: no home, no groups, owns nothing on the system
 root=$(mktemp -d /tmp/switchyard-bare-XXXXXX)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/checkout" "$root/home" "$root/cache"
-# Tracked and untracked-but-not-ignored files as they are now; node_modules (a link in a worktree) stays behind.
+# A fresh clone (tests name the checkout by its commit), with the working tree's tracked and new
+# files laid over it, so uncommitted changes are what runs; node_modules (a link in a worktree) stays behind.
+git clone -q --no-hardlinks "$PWD" "$root/checkout"
 git ls-files -z --cached --others --exclude-standard | grep -zv '^node_modules$' \
   | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
   | tar --null -T - -cf - | tar -xf - -C "$root/checkout"
@@ -31,8 +33,8 @@ for name in redis-server redis-sentinel redis-cli redis-check-aof redis-check-rd
     if [ -e "$dir/$name" ]; then hide="$hide $(readlink -f "$dir/$name")"; fi
   done
 done
-hide=$(printf '%s\n' $hide | sort -u | tr '\n' ' ')
-echo "bare machine: uid $bare_uid, HOME and SWITCHYARD_CACHE empty, hidden:${hide:+ }${hide:-nothing was installed}"
+hide=$(printf '%s\n' $hide | sort -u | paste -sd' ')
+echo "bare machine: uid $bare_uid, HOME and SWITCHYARD_CACHE empty, hidden: ${hide:-nothing (none was installed)}"
 
 tests=("$@")
 export BARE_HIDE="$hide" BARE_ROOT="$root" BARE_UID="$bare_uid" BARE_TESTS="${tests[*]:-}"
