@@ -16,7 +16,6 @@
  *
  *   npm run bench -- shared-state [--quick | --smoke]
  */
-import { spawnSync } from 'node:child_process';
 import { startRedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet } from './fleet.ts';
 import { factsLine, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
@@ -39,7 +38,6 @@ function forJson<T>(run: RunResult<T>): unknown {
 export async function sharedState(argv: readonly string[]): Promise<number> {
   const options = scenarioOptions(argv);
   const plan = planFor(options);
-  if (spawnSync('redis-server', ['--version']).status !== 0) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)');
   const engines = await startSimulatedFleet(MODEL, ENGINES);
   const redis = await startRedisServer();
   try {

@@ -194,11 +194,12 @@ for (const start of [standalone, sentinel, cluster]) {
         // Allowed: a key under the prefix (so the refusals below are about the key or the command, not the login).
         // In a cluster the key must be on this node: a slot redirection is not what is tested here.
         if (!topology.cluster) assert.equal(await user.set(`${PREFIX}probe`, '1', 'PX', 10_000), 'OK');
+        // Scripts: Redis 7.0 says "can't access" / "can't run", Valkey 8 "no permissions to access a key" / "to run".
         const refused: [string, () => Promise<unknown>, RegExp][] = [
           ['a key outside the prefix', () => user.set('other:key', '1'), /NOPERM/],
           ['a look-alike prefix', () => user.get('switchyard-other:key'), /NOPERM/],
-          ['a script reaching outside the prefix', () => user.eval("return redis.call('GET', 'other:key')", 0), /can't access|NOPERM/],
-          ['a script running a command not granted', () => user.eval("return redis.call('FLUSHALL')", 0), /can't run|NOPERM/],
+          ['a script reaching outside the prefix', () => user.eval("return redis.call('GET', 'other:key')", 0), /can't access|no permissions to access a key|NOPERM/i],
+          ['a script running a command not granted', () => user.eval("return redis.call('FLUSHALL')", 0), /can't run|no permissions to run|NOPERM/i],
           ['FLUSHALL', () => user.flushall(), /NOPERM/],
           ['KEYS', () => user.keys('*'), /NOPERM/],
           ['CONFIG GET', () => user.config('GET', 'requirepass'), /NOPERM/],

@@ -51,6 +51,9 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
     lazyConnect: false,
     // Dropping a connection to a peer that stopped answering must not wait for its FIN (ioredis: 2 s).
     disconnectTimeout: 200,
+    // ioredis sends CLIENT SETINFO on connect; Redis 7.2+ and Valkey refuse it to the documented
+    // least-privilege ACL user, and every refusal lands in ACL LOG. The library name buys nothing.
+    disableClientInfo: true,
   } satisfies RedisOptions;
   if (settings.mode === 'cluster') {
     return new Cluster(settings.nodes.map(hostAndPort), {

@@ -18,6 +18,7 @@ import { Redis } from 'ioredis';
 import { freePorts } from '../kit/free-ports.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
+import { redisCliBinary } from '../kit/servers.ts';
 import { startSentinelGroup, type SentinelGroup } from '../kit/redis/redis-sentinel.ts';
 import { postJson, startRouterProcess, type RouterProcess } from '../kit/harness.ts';
 
@@ -290,7 +291,7 @@ describe('Redis faults under traffic: two router processes and a real redis-serv
   });
 
   it('Redis slow (DEBUG SLEEP 1): degraded for the second it does not answer, then up', async (t) => {
-    const sleeping = promisify(execFile)('redis-cli', ['-h', '127.0.0.1', '-p', String(redisPort), 'DEBUG', 'SLEEP', '1'], { timeout: 10_000 });
+    const sleeping = promisify(execFile)(await redisCliBinary(), ['-h', '127.0.0.1', '-p', String(redisPort), 'DEBUG', 'SLEEP', '1'], { timeout: 10_000 });
     await sharedStateIs(replicas, 'degraded', 3_000);
     await sleeping;
     await sharedStateIs(replicas, 'up', 5_000);

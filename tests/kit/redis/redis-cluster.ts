@@ -1,13 +1,14 @@
 /**
- * A real Redis Cluster on 127.0.0.1 for tests: three redis-server masters
- * with `cluster-enabled yes` and no replicas, joined by
- * `redis-cli --cluster create` (Debian's redis-tools), which spreads the
+ * A real Redis Cluster on 127.0.0.1 for tests: three valkey-server masters
+ * with `cluster-enabled yes` and no replicas, joined by `valkey-cli
+ * --cluster create` (the pinned wheel's, ../servers.ts), which spreads the
  * 16384 slots over them. Enough to prove the client follows slots and
  * redirections and that keys sharing a `{hash tag}` can go in one script.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startRedisServer, type RedisServer } from './redis-server.ts';
+import { redisCliBinary } from '../servers.ts';
 
 const run = promisify(execFile);
 
@@ -31,7 +32,7 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
       servers.push(await startRedisServer({ config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000'] }));
     }
     const nodes = servers.map((server) => `127.0.0.1:${server.port}`);
-    await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    await run(await redisCliBinary(), ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
     const deadline = Date.now() + 15_000;
     for (const server of servers) {
       // Slots are assigned at once; the nodes agree on the whole map a gossip round later.
@@ -48,6 +49,6 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
 }
 
 async function clusterInfo(port: number): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'], { timeout: 5_000 });
+  const { stdout } = await run(await redisCliBinary(), ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'], { timeout: 5_000 });
   return stdout;
 }

