@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves the README's `npm ci && npm test` on a bare machine: no root, nothing installed with apt-get.
 # A fresh clone of this checkout (with its uncommitted changes, without node_modules) runs as an
-# unprivileged user (uid 65534) in its own mount namespace where the system's Redis, nginx and
-# openssl binaries are covered by an empty, non-executable file, with an empty HOME (so empty npm and pip caches) and an empty
+# unprivileged user (uid 65534) in its own mount namespace where the system's Redis, nginx, openssl,
+# ab, curl and Prometheus binaries (what the other suites apt-install) are covered by an empty,
+# non-executable file, with an empty HOME (so empty npm and pip caches) and an empty
 # server cache (SWITCHYARD_CACHE). Needs root only to build that namespace; prints the counts and times.
 #
 # Usage: .ci/bare-machine.sh [TEST_FILE ...]   (files instead of the whole `npm test`, for a quick check)
@@ -28,7 +29,7 @@ chown -R "$bare_uid:$bare_uid" "$root/checkout" "$root/home" "$root/cache"
 chmod 755 "$root"
 
 hide=""
-for name in redis-server redis-sentinel redis-cli redis-check-aof redis-check-rdb redis-benchmark nginx openssl; do
+for name in redis-server redis-sentinel redis-cli redis-check-aof redis-check-rdb redis-benchmark nginx openssl ab curl promtool prometheus; do
   for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
     if [ -e "$dir/$name" ]; then hide="$hide $(readlink -f "$dir/$name")"; fi
   done

@@ -6,7 +6,6 @@
  * and stores it under the new name; the old entry is never written.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
@@ -20,7 +19,6 @@ describe('rolling upgrade of session names', () => {
   let redis: RedisServer;
   const engines: EngineSimulator[] = [];
   let router: StartedRouter;
-  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), ...args], { encoding: 'utf8' }).trim();
 
   before(async () => {
     redis = await startRedisServer();
@@ -41,7 +39,7 @@ describe('rolling upgrade of session names', () => {
   it("keeps each conversation on the engine the previous release stored, and stores it under the new name", async () => {
     // What replicas of the previous release wrote: alternate engines, so load alone would not explain where requests go.
     const legacy = SESSIONS.map((session) => `switchyard:session:${createHash('sha256').update(session).digest('base64url')}`);
-    SESSIONS.forEach((_, i) => cli('SET', legacy[i] as string, (engines[i % 2] as EngineSimulator).url));
+    for (const [i] of SESSIONS.entries()) await redis.command('SET', legacy[i] as string, (engines[i % 2] as EngineSimulator).url);
     for (let turn = 0; turn < 2; turn++) {
       for (const [i, session] of SESSIONS.entries()) {
         const id = `upgrade-${turn}-${i}`;
@@ -50,9 +48,9 @@ describe('rolling upgrade of session names', () => {
         assert.equal(servedBy(engines, id), i % 2, `${session}, turn ${turn}`);
       }
     }
-    const renamed = cli('--scan', '--pattern', 'switchyard:session-v2:*').split('\n').filter((key) => key !== '');
+    const renamed = (await redis.command('--scan', '--pattern', 'switchyard:session-v2:*')).split('\n').filter((key) => key !== '');
     assert.equal(renamed.length, SESSIONS.length, 'each session stored under its new name');
-    assert.deepEqual(renamed.map((key) => cli('GET', key)).sort(), SESSIONS.map((_, i) => (engines[i % 2] as EngineSimulator).url).sort());
-    assert.deepEqual(legacy.map((key) => cli('GET', key)), SESSIONS.map((_, i) => (engines[i % 2] as EngineSimulator).url), 'the old entries are left as they were, to expire');
+    assert.deepEqual((await Promise.all(renamed.map((key) => redis.command('GET', key)))).sort(), SESSIONS.map((_, i) => (engines[i % 2] as EngineSimulator).url).sort());
+    assert.deepEqual(await Promise.all(legacy.map((key) => redis.command('GET', key))), SESSIONS.map((_, i) => (engines[i % 2] as EngineSimulator).url), 'the old entries are left as they were, to expire');
   });
 });

@@ -14,7 +14,6 @@
  * is served by its own engine; the requests alternate tenants and routers.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,7 +100,7 @@ test('regression: the same x-session-id from two tenants moved the session on ev
     "each tenant's conversation stayed on its own engine",
   );
 
-  const keys = execFileSync('redis-cli', ['-p', String(redis.port), '--scan'], { encoding: 'utf8' }).split('\n').filter((key) => key !== '');
+  const keys = (await redis.command('--scan')).split('\n').filter((key) => key !== '');
   const sessionKeys = keys.filter((key) => key.includes('session'));
   assert.equal(sessionKeys.length, 2, `one stored session per tenant: ${JSON.stringify(sessionKeys)}`);
   const digest = createHash('sha256').update(SESSION).digest();

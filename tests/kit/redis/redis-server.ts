@@ -6,13 +6,16 @@
  * own temporary directory with no persistence, so a restart comes back
  * empty, as a failed-over or replaced Redis pod would.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePorts } from '../free-ports.ts';
-import { redisServerBinary } from '../servers.ts';
+import { redisCliBinary, redisServerBinary } from '../servers.ts';
+
+const execFileAsync = promisify(execFile);
 
 /** Options of one server. */
 export interface RedisServerOptions {
@@ -44,6 +47,8 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** Kills it and removes its directory. */
   stop(): Promise<void>;
+  /** Runs `redis-cli -p PORT ARGS` (the kit's pinned client, never a system one); resolves with its output, trimmed. */
+  command(...args: string[]): Promise<string>;
 }
 
 /** Starts a server and waits until it answers PING. */
@@ -92,6 +97,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     stop: async () => {
       await kill();
       rmSync(dir, { recursive: true, force: true });
+    },
+    command: async (...args) => {
+      const { stdout } = await execFileAsync(await redisCliBinary(), ['-p', String(port), ...(options.password === undefined ? [] : ['--no-auth-warning', '-a', options.password]), ...args], { encoding: 'utf8' });
+      return stdout.trim();
     },
   };
 }
