@@ -61,10 +61,13 @@ describe('SessionAssignments against a real redis-server', () => {
   it('stores the first assignment (first writer wins: the loser adopts it) and never the session key itself', async () => {
     const [a, b] = await start(2);
     assert.equal(await a!.sessions.lookUp(n('conversation-1')), null, 'none stored yet');
+    // The first write lands before the second is sent: on two connections, sending order alone
+    // does not decide which one Redis sees first.
+    const sentBefore = a!.commands.length;
     a!.sessions.assign(n('conversation-1'), undefined, 'e1');
+    await until(() => a!.commands.length > sentBefore);
     b!.sessions.assign(n('conversation-1'), undefined, 'e2');
-    await settle();
-    assert.equal(b!.sessions.cached(n('conversation-1')), 'e1', 'the second writer adopts the stored engine');
+    await until(() => b!.sessions.cached(n('conversation-1')) === 'e1', 5_000, 'the second writer never adopted the stored engine');
     assert.equal(a!.sessions.cached(n('conversation-1')), 'e1');
     const keys = (await a!.store.run('keys', (client) => client.keys('sessions-test:*'))) ?? [];
     assert.equal(keys.length, 1);
