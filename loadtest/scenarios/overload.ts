@@ -58,6 +58,8 @@ interface Options {
   readonly warmupS: number;
   readonly burstRequests: number;
   readonly burstConcurrency: number;
+  /** How long /livez is sampled from the start of a burst (the full burst drains in ~16 s). */
+  readonly burstProbeS: number;
   readonly out: string;
   /** CI: short runs, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing). */
   readonly smoke: boolean;
@@ -72,12 +74,13 @@ function options(argv: readonly string[]): Options {
   });
   const quick = values.quick === true || values.smoke === true;
   return {
-    durationS: Number(values['duration-s'] ?? (quick ? 8 : 60)),
+    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 5 : quick ? 8 : 60)),
     // Until an engine has been seen full the router does not know its capacity (vLLM does not export
     // max-num-seqs): the safe start feels its way up over the first scrape intervals.
     warmupS: 5,
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
+    burstProbeS: values.smoke === true ? 6 : 25,
     out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
     smoke: values.smoke === true,
     only: values.only === undefined ? undefined : new Set(values.only.split(',')),
@@ -215,7 +218,7 @@ async function burst(name: string, admission: readonly string[], opts: Options, 
   const engines = await startSimulatedFleet(MODEL, BURST_FLEET);
   const router = await startRouter(engines.map((e) => e.url), admission, pinned);
   const pool = new Pool(`http://127.0.0.1:${router.ports['traffic'] as number}`, { connections: opts.burstConcurrency, pipelining: 1 });
-  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, 25);
+  const probe = sampleProbe(`http://127.0.0.1:${router.ports['admin'] as number}/livez`, opts.burstProbeS);
   const statuses = new Map<string, number>();
   const latencies: number[] = [];
   let next = 0;
@@ -314,14 +317,17 @@ export async function overload(argv: readonly string[]): Promise<number> {
 
 async function runOverload(argv: readonly string[], opts: Options, pinned: boolean): Promise<number> {
   if (opts.only !== undefined) return partial(opts, pinned);
-  const slow = await fleetRuns('Small slow engines', SLOW_FLEET, [
+  // A smoke run checks the defaults' correctness bars only: the contrast runs (other admission
+  // settings, for the report) and the second burst add minutes and no bar it decides on.
+  const slow = await fleetRuns('Small slow engines', SLOW_FLEET, opts.smoke ? [] : [
     { name: '3×, maxWaiting 0, no router queue', admission: SHED_AT_ONCE(0) },
     { name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) },
     { name: '3×, shedding off', admission: SHEDDING_OFF },
   ], opts, pinned);
-  const fast = await fleetRuns('A large fast engine', FAST_FLEET, [{ name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) }], opts, pinned);
+  const fast = await fleetRuns('A large fast engine', FAST_FLEET, opts.smoke ? [] : [{ name: '3×, maxWaiting 5, no router queue (the former default)', admission: SHED_AT_ONCE(5) }], opts, pinned);
   const bursts: BurstResult[] = [];
-  for (const [name, admission] of [['defaults', []], ['shedding at once (maxWaiting 5, no router queue: the former default)', SHED_AT_ONCE(5)]] as const) {
+  const burstVariants = [['defaults', []], ['shedding at once (maxWaiting 5, no router queue: the former default)', SHED_AT_ONCE(5)]] as const;
+  for (const [name, admission] of opts.smoke ? burstVariants.slice(0, 1) : burstVariants) {
     const result = await burst(name, admission, opts, pinned);
     console.error(`burst, ${name}: ${JSON.stringify(result.statuses)} in ${result.seconds.toFixed(1)} s, p50 ${result.latencyMs.p50.toFixed(0)} ms`);
     bursts.push(result);
