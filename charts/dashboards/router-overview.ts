@@ -196,12 +196,13 @@ const discovery: RowSpec = {
     },
     {
       title: 'Kubernetes discovery sources',
-      description: 'Per Kubernetes source (pods or EndpointSlices): 1 while synced and its API calls succeed, the endpoints it reports, seconds since its last full list, and re-lists per second by reason. Static backends have no series here.',
+      description: 'Per Kubernetes source (pods or EndpointSlices): 1 while synced and its API calls succeed, the endpoints it reports, the objects it lists that give no endpoint (why: /debug/endpoints and the log), seconds since its last full list, and re-lists per second by reason. Static backends have no series here.',
       unit: 'short',
       width: 24,
       queries: [
         { expr: `min by (source, kind) (${series('switchyard_discovery_up', ROUTER)})`, legend: '{{source}} ({{kind}}) up' },
         { expr: `max by (source) (${series('switchyard_discovery_endpoints', ROUTER)})`, legend: '{{source}} endpoints' },
+        { expr: `max by (source) (${series('switchyard_discovery_skipped_objects', ROUTER)})`, legend: '{{source}} skipped' },
         { expr: `time() - max by (source) (${series('switchyard_discovery_last_list_timestamp_seconds', ROUTER)})`, legend: '{{source}} s since list' },
         { expr: sumRate(['source', 'reason'], 'switchyard_discovery_restarts_total', ROUTER), legend: '{{source}} re-lists/s ({{reason}})' },
       ],

@@ -42,6 +42,16 @@ export function registerDiscoveryMetrics(registry: Registry, statuses: () => rea
       for (const s of statuses()) this.set({ source: s.name }, s.endpoints);
     },
   });
+  new Gauge({
+    name: 'switchyard_discovery_skipped_objects',
+    help: 'Objects (pods, EndpointSlices) the source lists that give no endpoint: no pod IP yet, finished, no usable port, not the Service\'s; /debug/endpoints says why.',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) this.set({ source: s.name }, s.skippedCount);
+    },
+  });
   new Counter({
     name: 'switchyard_discovery_restarts_total',
     help: 'List+watch restarts (each re-lists), by reason: error, gone (410), malformed, idle (silent watch), resync (periodic), closed (server ended the watch).',

@@ -142,12 +142,13 @@ export interface DiscoveryLogger {
 }
 
 /**
- * Logs state changes only: first sync, API failing, API back, and restarts
+ * Logs state changes only: first sync, each skipped object once, API failing, API back, and restarts
  * (routine ones, periodic re-lists and server-closed watches, at debug).
  */
 export function discoveryLogObserver(logger: DiscoveryLogger): KubernetesSourceObserver {
   return {
-    synced: (source, endpoints) => logger.info({ source, endpoints }, 'discovery synced (first list done)'),
+    synced: (source, endpoints, skipped) => logger.info({ source, endpoints, skipped }, 'discovery synced (first list done)'),
+    skipped: (source, id, reason) => logger.info({ source, object: id, reason }, 'discovery skipped an object: it gets no endpoint'),
     failing: (source, error) => logger.warn({ source, error }, 'Kubernetes API failing; keeping the last endpoint set'),
     recovered: (source, failedForMs) => logger.info({ source, failedForMs }, 'Kubernetes API answering again; re-listed'),
     restarted: (source, reason, error, delayMs) => {

@@ -26,7 +26,8 @@ describe('Kubernetes endpoint sources (fake API server)', () => {
   });
 
   const observer = {
-    synced: (source: string, n: number) => events.push(`synced ${source} ${n}`),
+    synced: (source: string, n: number, skipped: number) => events.push(`synced ${source} ${n}${skipped > 0 ? ` skipped ${skipped}` : ''}`),
+    skipped: (source: string, id: string, reason: string) => events.push(`skipped ${source} ${id}: ${reason}`),
     failing: (source: string) => events.push(`failing ${source}`),
     recovered: (source: string) => events.push(`recovered ${source}`),
   };
@@ -89,6 +90,32 @@ describe('Kubernetes endpoint sources (fake API server)', () => {
     await waitFor(() => sets.at(-1)?.endpoints.length === 1, 'converged');
     assert.equal(discovery.status()[0]?.healthy, true);
     assert.deepEqual(events, ['synced default 2', 'failing default', 'recovered default']);
+  });
+
+  it('a skipped pod is reported once with its reason, again only when the reason changes, and counted in the status', async () => {
+    const path = podsPath('ns');
+    const twoPorts = [{ name: 'api', containerPort: 8000 }, { name: 'metrics', containerPort: 9000 }];
+    fake.put(path, pod('good', { ip: '10.0.0.1' }));
+    fake.put(path, pod('pending', { ip: '' }));
+    discovery = KubernetesDiscovery.over(api, [['default', { kind: 'pods', namespace: 'ns', labelSelector: 'app=engine', portName: 'http' }]], FAST, observer);
+    const sets: EndpointSet[] = [];
+    discovery.start((set) => sets.push(set));
+    await waitFor(() => sets.length > 0, 'first set');
+    fake.put(path, pod('good', { ip: '10.0.0.1', ready: false })); // a change of another pod re-maps every pod
+    await waitFor(() => sets.length === 2, 'second set');
+    fake.put(path, pod('pending', { ip: '10.0.0.2', ports: twoPorts }));
+    await waitFor(() => events.some((e) => e.includes('several ports')), 'new reason reported');
+    fake.put(path, pod('pending', { ip: '10.0.0.2', ports: [twoPorts[0]!] }));
+    await waitFor(() => sets.at(-1)?.endpoints.length === 2, 'mapped once it has one port');
+    assert.equal(discovery.status()[0]?.skippedCount, 0);
+    fake.put(path, pod('pending', { ip: '10.0.0.2', ports: twoPorts }));
+    await waitFor(() => discovery?.status()[0]?.skippedCount === 1, 'skipped again');
+    assert.deepEqual(events, [
+      'skipped default ns/pending: no pod IP yet',
+      'synced default 1 skipped 1',
+      'skipped default ns/pending: several ports, none named http: set discovery.port or the switchyard.io/port annotation',
+      'skipped default ns/pending: several ports, none named http: set discovery.port or the switchyard.io/port annotation',
+    ], 'once per reason, and again after it mapped in between');
   });
 
   it('endpointslices of a Service, selected by the kubernetes.io/service-name label', async () => {

@@ -24,8 +24,10 @@ export type KubernetesSourceSpec =
 
 /** State changes worth a log line or a metric; callbacks must not throw. */
 export interface KubernetesSourceObserver {
-  /** The first list succeeded. */
-  synced?(source: string, endpoints: number): void;
+  /** The first list succeeded: `endpoints` mapped, `skipped` objects gave none. */
+  synced?(source: string, endpoints: number, skipped: number): void;
+  /** An object gives no endpoint, for this reason: called once until it maps or its reason changes. */
+  skipped?(source: string, id: string, reason: string): void;
   /** The loop restarted; `error` is set for failures. */
   restarted?(source: string, reason: RestartReason, error: string | undefined, delayMs: number): void;
   /** The API started failing (first failure after a success). */
@@ -47,6 +49,8 @@ export interface KubernetesSourceStatus extends ListWatchStatus {
   readonly endpoints: number;
   /** Objects that gave no endpoint, with why (at most 20). */
   readonly skipped: readonly { readonly id: string; readonly reason: string }[];
+  /** How many objects gave no endpoint (all of them, not only those listed). */
+  readonly skippedCount: number;
 }
 
 const MAX_SKIPPED_SHOWN = 20;
@@ -63,6 +67,8 @@ export class KubernetesEndpointSource implements EndpointSource {
   #last: readonly Endpoint[] | undefined;
   #lastKey = '';
   #skipped: { id: string; reason: string }[] = [];
+  /** The reason last reported per skipped object, so each is reported once. */
+  #reportedSkips = new Map<string, string>();
   #failing = false;
   #failingSince: number | undefined;
 
@@ -106,6 +112,7 @@ export class KubernetesEndpointSource implements EndpointSource {
       healthy: watch.synced && watch.error === undefined,
       endpoints: this.#last?.length ?? 0,
       skipped: this.#skipped.slice(0, MAX_SKIPPED_SHOWN),
+      skippedCount: this.#skipped.length,
     };
   }
 
@@ -116,13 +123,23 @@ export class KubernetesEndpointSource implements EndpointSource {
     const skipped = mapped.skipped;
     endpoints.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.#skipped = skipped;
+    this.#reportSkips(skipped);
     const key = JSON.stringify(endpoints);
     if (this.#last !== undefined && key === this.#lastKey) return;
     const first = this.#last === undefined;
     this.#last = endpoints;
     this.#lastKey = key;
     this.#listener?.({ version: ++this.#version, endpoints });
-    if (first) this.#observer.synced?.(this.name, endpoints.length);
+    if (first) this.#observer.synced?.(this.name, endpoints.length, skipped.length);
+  }
+
+  #reportSkips(skipped: readonly { id: string; reason: string }[]): void {
+    const reported = new Map<string, string>();
+    for (const { id, reason } of skipped) {
+      if (this.#reportedSkips.get(id) !== reason) this.#observer.skipped?.(this.name, id, reason);
+      reported.set(id, reason);
+    }
+    this.#reportedSkips = reported;
   }
 
   #onListed(): void {

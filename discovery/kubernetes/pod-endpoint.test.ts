@@ -44,13 +44,22 @@ describe('pod → endpoint', () => {
     assert.match(skipReason(pod('p', { phase: 'Failed' })), /Failed/);
   });
 
-  it('port: the switchyard.io/port annotation, then the named container port, then the default', () => {
+  it('port: the switchyard.io/port annotation, then the named container port, then discovery.port, then the only port, then 8000', () => {
     assert.equal(endpointOf(pod('p', { port: 8000, annotations: { 'switchyard.io/port': '9000' } })).url, 'http://10.1.0.1:9000');
     assert.equal(endpointOf(pod('p', { port: 8000 })).url, 'http://10.1.0.1:8000');
     assert.equal(endpointOf(pod('p', { port: 8000, portName: 'metrics' }), { portName: 'http', port: 7000 }).url, 'http://10.1.0.1:7000');
-    assert.match(skipReason(pod('p', { portName: 'metrics' })), /no container port named http/);
     assert.match(skipReason(pod('p', { annotations: { 'switchyard.io/port': 'eighty' } })), /bad switchyard.io\/port/);
     assert.match(skipReason(pod('p', { annotations: { 'switchyard.io/port': '70000' } })), /bad/);
+  });
+
+  it('stock vLLM pods: an unnamed or otherwise named only port is the engine port; no declared port means 8000', () => {
+    assert.equal(endpointOf(pod('p', { ports: [{ containerPort: 8000 }] })).url, 'http://10.1.0.1:8000', "vLLM's Kubernetes guide: one unnamed port");
+    assert.equal(endpointOf(pod('p', { ports: [{ name: 'container-port', containerPort: 8001 }] })).url, 'http://10.1.0.1:8001', 'an otherwise named only port');
+    assert.equal(endpointOf(pod('p', { ports: [] })).url, 'http://10.1.0.1:8000');
+    const two = pod('p', { ports: [{ name: 'api', containerPort: 8000 }, { name: 'metrics', containerPort: 9000 }] });
+    assert.equal(skipReason(two), 'several ports, none named http: set discovery.port or the switchyard.io/port annotation');
+    assert.equal(endpointOf(two, { portName: 'api' }).url, 'http://10.1.0.1:8000');
+    assert.equal(endpointOf(two, { portName: 'http', port: 9000 }).url, 'http://10.1.0.1:9000');
   });
 
   it('models: the switchyard.io/models annotation (comma-separated), else the switchyard.io/model label, else the probe', () => {
@@ -121,14 +130,15 @@ describe('EndpointSlices → endpoints', () => {
     assert.equal(endpoints[0]?.models, undefined, 'models come from the probe');
   });
 
-  it('port: the named one, else the only one, else the default; FQDN slices are skipped', () => {
+  it('port: the named one, else the only one, else the default, else 8000 when none is listed; FQDN slices are skipped', () => {
     const one = [{ addresses: ['10.0.0.1'], conditions: {}, targetRef: target('a') }];
     assert.equal(sliceEndpoints([slice('s', one, [{ name: 'metrics', port: 9 }, { name: 'http', port: 8001 }])], SLICE_SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8001');
     assert.equal(sliceEndpoints([slice('s', one, [{ name: '', port: 8002 }])], SLICE_SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8002');
     assert.equal(sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], { ...SLICE_SETTINGS, port: 8003 }).endpoints[0]?.url, 'http://10.0.0.1:8003');
     const none = sliceEndpoints([slice('s', one, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }])], SLICE_SETTINGS);
     assert.equal(none.endpoints.length, 0);
-    assert.match(none.skipped[0]?.reason ?? '', /no port named http/);
+    assert.match(none.skipped[0]?.reason ?? '', /several ports, none named http: set discovery.port/);
+    assert.equal(sliceEndpoints([slice('s', one, [])], SLICE_SETTINGS).endpoints[0]?.url, 'http://10.0.0.1:8000', 'a slice listing no port: vLLM\'s 8000');
     assert.match(sliceEndpoints([slice('s', one, undefined, 'FQDN')], SLICE_SETTINGS).skipped[0]?.reason ?? '', /FQDN/);
   });
 

@@ -46,7 +46,7 @@ export interface PodObject {
 export interface PodPortSettings {
   /** Name of the container port that serves the OpenAI API. */
   readonly portName: string;
-  /** Port used when the pod has neither the annotation nor the named port. */
+  /** Port used when the pod has neither the annotation nor the named port (before the only-port and 8000 fallbacks). */
   readonly port?: number | undefined;
 }
 
@@ -79,19 +79,27 @@ export function podEndpoint(id: string, pod: PodObject, settings: PodPortSetting
   return { endpoint };
 }
 
-/** Annotation, then the named container port, then the configured default; a string says why none. */
+/** vLLM's port (`vllm serve` listens on 8000), used for a pod that declares no container port. */
+export const VLLM_DEFAULT_PORT = 8000;
+
+/**
+ * The annotation; then the named container port; then `discovery.port` when set; then the pod's
+ * only declared port; then vLLM's 8000 when it declares none (the stock vLLM and production-stack
+ * manifests name their port otherwise or not at all). A string says why there is none.
+ */
 function podPort(pod: PodObject, annotations: Readonly<Record<string, string>>, settings: PodPortSettings): number | string {
   const annotated = annotations[POD_KEYS.portAnnotation];
   if (annotated !== undefined) {
     const port = positiveInt(annotated);
     return port !== undefined && port <= 65_535 ? port : `bad ${POD_KEYS.portAnnotation} annotation`;
   }
-  for (const container of pod.spec?.containers ?? []) {
-    for (const p of container.ports ?? []) {
-      if (p.name === settings.portName && typeof p.containerPort === 'number') return p.containerPort;
-    }
-  }
-  return settings.port ?? `no container port named ${settings.portName} and no default port`;
+  const declared = (pod.spec?.containers ?? []).flatMap((container) => container.ports ?? []).filter((p) => typeof p.containerPort === 'number');
+  const named = declared.find((p) => p.name === settings.portName);
+  if (named?.containerPort !== undefined) return named.containerPort;
+  if (settings.port !== undefined) return settings.port;
+  if (declared.length === 1 && declared[0]?.containerPort !== undefined) return declared[0].containerPort;
+  if (declared.length === 0) return VLLM_DEFAULT_PORT;
+  return `several ports, none named ${settings.portName}: set discovery.port or the ${POD_KEYS.portAnnotation} annotation`;
 }
 
 /** Models from the annotation (comma-separated), else the label, else undefined (probe asks the pod). */

@@ -29,7 +29,7 @@
  */
 import type { Endpoint } from '../endpoint.ts';
 import type { ObjectMeta } from './list-watcher.ts';
-import type { PodPortSettings } from './pod-endpoint.ts';
+import { VLLM_DEFAULT_PORT, type PodPortSettings } from './pod-endpoint.ts';
 
 /** The label that ties a slice to its Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -102,7 +102,7 @@ export function sliceEndpoints(slices: Iterable<EndpointSliceObject>, settings: 
     }
     const port = slicePort(slice, settings);
     if (port === undefined) {
-      skipped.push({ id: sliceId, reason: `no port named ${settings.portName} and no default port` });
+      skipped.push({ id: sliceId, reason: `several ports, none named ${settings.portName}: set discovery.port` });
       continue;
     }
     for (const entry of slice.endpoints ?? []) {
@@ -147,11 +147,11 @@ export function ownershipProblem(slice: EndpointSliceObject, ownership: SliceOwn
   return undefined;
 }
 
-/** The port named `portName`, else the slice's only port, else the configured default. */
+/** The port named `portName`, else the slice's only port, else `discovery.port`, else vLLM's 8000 when the slice lists none. */
 function slicePort(slice: EndpointSliceObject, settings: PodPortSettings): number | undefined {
-  const ports = slice.ports ?? [];
-  const named = ports.find((p) => p.name === settings.portName && typeof p.port === 'number');
+  const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
+  const named = ports.find((p) => p.name === settings.portName);
   if (named?.port) return named.port;
-  if (ports.length === 1 && typeof ports[0]?.port === 'number') return ports[0].port;
-  return settings.port;
+  if (ports.length === 1 && ports[0]?.port) return ports[0].port;
+  return settings.port ?? (ports.length === 0 ? VLLM_DEFAULT_PORT : undefined);
 }

@@ -51,6 +51,17 @@ describe('configuration', () => {
     assert.deepEqual(config([], { SWITCHYARD_BACKEND: 'http://a:1, http://b:2' }).backends, ['http://a:1', 'http://b:2']);
   });
 
+  it('refuses a backend URL ending in /v1 with the fix; keeps a gateway prefix', () => {
+    for (const url of ['http://10.0.0.5:8000/v1', 'http://10.0.0.5:8000/v1/', 'http://gw/engine-a/v1']) {
+      assert.throws(
+        () => loadConfig(['--backend', url], {}),
+        (err: unknown) => err instanceof ConfigError && /backends\.0/.test(err.message) && /without \/v1 \(e\.g\. http:\/\/10\.0\.0\.5:8000\)/.test(err.message),
+        url,
+      );
+    }
+    assert.deepEqual(config(['--backend', 'http://gw/engine-a', '--backend', 'http://10.0.0.5:8000/v1beta']).backends, ['http://gw/engine-a', 'http://10.0.0.5:8000/v1beta']);
+  });
+
   it('rejects bad values with a message naming the field', () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [['--timeouts-connect-ms', '0'], {}, /timeouts\.connectMs/],

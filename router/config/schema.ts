@@ -17,7 +17,12 @@ const hostPort = z
 
 const backendUrl = z
   .url({ protocol: /^https?$/ })
-  .refine((value) => new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment');
+  .refine((value) => new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment')
+  // The OpenAI base_url habit: the router appends the request's own /v1/... path, so /v1/v1/... would 404.
+  .refine(
+    (value) => !/\/v1\/*$/.test(new URL(value).pathname),
+    'must be the engine\'s address without /v1 (e.g. http://10.0.0.5:8000): the router forwards each request\'s own /v1/... path; a gateway prefix such as http://gw/engine-a is fine',
+  );
 
 const positiveMs = z.number().int().positive();
 
@@ -391,7 +396,7 @@ const sourceFields = {
   labelSelector: z.string().min(1).optional().describe('pods: label selector of the inference pods, e.g. app=vllm (required for pods).'),
   service: z.string().min(1).optional().describe('endpointslices: name of the Service whose EndpointSlices list the engines (required for endpointslices).'),
   portName: z.string().min(1).default('http').describe('Name of the container port (pods) or Service port (endpointslices) that serves the OpenAI API.'),
-  port: z.number().int().min(1).max(65_535).optional().describe('Engine port when neither the switchyard.io/port annotation nor the named port gives one.'),
+  port: z.number().int().min(1).max(65_535).optional().describe('Engine port when neither the switchyard.io/port annotation nor the named port gives one; unset: the only declared port, else 8000 when none is declared.'),
   sliceManagers: z
     .array(z.string().min(1))
     .min(1)

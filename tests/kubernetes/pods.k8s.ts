@@ -37,8 +37,9 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
   const engine = (name: string) => engines.get(name) as Engine;
   const id = (name: string) => `${NS}/${name}`;
 
-  async function createPod(name: string, annotations: Record<string, string> = {}): Promise<void> {
-    const e = engine(name);
+  type ContainerPorts = readonly { readonly name?: string; readonly containerPort: number }[];
+
+  async function createPod(name: string, annotations: Record<string, string> = {}, ports: ContainerPorts = [{ name: 'http', containerPort: engine(name).port }]): Promise<void> {
     await cluster.must('POST', `/api/v1/namespaces/${NS}/pods`, {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -46,13 +47,12 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
       spec: {
         nodeName: NODE,
         automountServiceAccountToken: false,
-        containers: [{ name: 'engine', image: 'example.invalid/engine:1', ports: [{ name: 'http', containerPort: e.port }] }],
+        containers: [{ name: 'engine', image: 'example.invalid/engine:1', ports }],
       },
     });
   }
 
-  async function setPodStatus(name: string, ready: boolean): Promise<void> {
-    const { ip } = engine(name);
+  async function setPodStatus(name: string, ready: boolean, ip = engine(name).ip): Promise<void> {
     await cluster.must(
       'PATCH',
       `/api/v1/namespaces/${NS}/pods/${name}/status`,
@@ -87,9 +87,10 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
   }
 
   before(async () => {
-    for (const [name, ip] of [['engine-a', '127.0.0.11'], ['engine-b', '127.0.0.12'], ['engine-c', '127.0.0.13']] as const) {
+    // engine-vllm listens where a stock vLLM pod does: port 8000, declared without a name.
+    for (const [name, ip, port] of [['engine-a', '127.0.0.11', 0], ['engine-b', '127.0.0.12', 0], ['engine-c', '127.0.0.13', 0], ['engine-vllm', '127.0.0.14', 8000]] as const) {
       const sim = new EngineSimulator({ model: 'sim-model', knobs: { ttftMs: 0, itlMs: 1, outputTokens: 4 } });
-      engines.set(name, { name, ip, sim, port: await sim.listen(ip, 0) });
+      engines.set(name, { name, ip, sim, port: await sim.listen(ip, port) });
     }
     cluster = await Cluster.start();
     await cluster.must('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } });
@@ -221,6 +222,29 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
     const cBefore = engine('engine-c').sim.requests;
     for (let i = 0; i < 10; i++) assert.equal((await chat(r.traffic)).status, 200);
     assert.ok(engine('engine-c').sim.requests > cBefore, 'the new pod takes traffic');
+  });
+
+  it('stock vLLM pods: one unnamed container port 8000 is found; a pod with several unnamed ports is skipped, logged once, counted', async () => {
+    const r = requireRouter();
+    await createPod('engine-vllm', { 'switchyard.io/models': 'sim-model' }, [{ containerPort: 8000 }]);
+    await timed('stock vLLM pod ready', r.admin, () => setPodStatus('engine-vllm', true), (doc) => routable(doc, id('engine-vllm')));
+    assert.equal((await debugDocument(r.admin)).endpoints.find((e) => e.id === id('engine-vllm'))?.url, 'http://127.0.0.14:8000');
+    const served = engine('engine-vllm').sim.requests;
+    for (let i = 0; i < 20; i++) assert.equal((await chat(r.traffic)).status, 200);
+    assert.ok(engine('engine-vllm').sim.requests > served, 'the stock vLLM pod takes traffic');
+
+    const reason = 'several ports, none named http: set discovery.port or the switchyard.io/port annotation';
+    await createPod('engine-two-ports', {}, [{ containerPort: 8000 }, { containerPort: 9000 }]);
+    await setPodStatus('engine-two-ports', true, '127.0.0.15');
+    await waitForDebug(r.admin, (doc) => doc.discovery[0]?.skipped.some((s) => s.id === id('engine-two-ports') && s.reason === reason) === true, performance.now(), 'skipped with its reason');
+    // Other pods change: every change re-maps every pod, and the skipped one must not be logged again.
+    await setPodStatus('engine-vllm', false);
+    await setPodStatus('engine-vllm', true);
+    await waitForDebug(r.admin, (doc) => routable(doc, id('engine-vllm')), performance.now(), 'engine-vllm back');
+    const logged = r.logs.filter((l) => l['msg'] === 'discovery skipped an object: it gets no endpoint' && l['object'] === id('engine-two-ports'));
+    assert.deepEqual(logged.map((l) => l['reason']), ['no pod IP yet', reason], 'each reason logged once');
+    assert.match(await (await fetch(`${r.admin}/metrics`)).text(), /switchyard_discovery_skipped_objects\{source="default"\} 1\n/);
+    await cluster.must('DELETE', `/api/v1/namespaces/${NS}/pods/engine-two-ports`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
   });
 
   it('the service account can only read pods in its namespace: no secrets, no other namespace, no writes', async () => {

@@ -249,7 +249,7 @@ export interface DebugEndpoint {
 /** The parts of `/debug/endpoints` the tests read. */
 export interface DebugDocument {
   readonly endpoints: DebugEndpoint[];
-  readonly discovery: { name: string; healthy: boolean; synced: boolean; error: string | null; restarts: Record<string, number>; endpoints: number; objects: number; lastListAt: string | null }[];
+  readonly discovery: { name: string; healthy: boolean; synced: boolean; error: string | null; restarts: Record<string, number>; endpoints: number; objects: number; lastListAt: string | null; skipped: { id: string; reason: string }[] }[];
 }
 
 /** Reads `/debug/endpoints`. */

@@ -42,6 +42,8 @@ export interface PodOptions {
   readonly annotations?: Record<string, string>;
   readonly port?: number;
   readonly portName?: string;
+  /** The container's declared ports, replacing the one `port`/`portName` gives ([] declares none). */
+  readonly ports?: readonly { readonly name?: string; readonly containerPort: number }[];
 }
 
 /** A pod object as the API server returns it. */
@@ -57,7 +59,7 @@ export function pod(name: string, options: PodOptions = {}) {
       annotations,
       ...(options.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: 30 } : {}),
     },
-    spec: { containers: [{ name: 'engine', ports: [{ name: portName, containerPort: port, protocol: 'TCP' }] }] },
+    spec: { containers: [{ name: 'engine', ports: options.ports ?? [{ name: portName, containerPort: port, protocol: 'TCP' }] }] },
     status: {
       phase,
       ...(ip === '' ? {} : { podIP: ip, podIPs: [{ ip }] }),
