@@ -63,6 +63,7 @@ import type { TaskFailureReporter } from './state/background-task.ts';
 import { ApiKeysFile } from './request/api-keys-file.ts';
 import { TenantGate } from './request/tenant-gate.ts';
 import { TenantQuotas } from './state/quota.ts';
+import { VERSION } from './version.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -370,7 +371,7 @@ export class Router {
     this.#allowList.start((set) => {
       this.view.update(set);
       this.#admin.publish();
-      this.logger.info({ version: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
+      this.logger.info({ setVersion: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
     this.#apiKeys?.start(this.config.auth.reloadIntervalMs);
@@ -378,15 +379,33 @@ export class Router {
     this.#shared?.fleet.start();
     this.#shared?.safeStart?.start();
     this.#lag.start();
+    const { discovery } = this.config;
+    if (this.config.backends.length === 0 && discovery.mode === 'static' && Object.keys(discovery.sources).length === 0) {
+      this.logger.warn('no engines configured: every model is unknown until --backend URL, or discovery.mode pods or endpointslices, names some');
+    }
     try {
       const admin = await bindOrExplain('admin', this.config.adminListen, () => this.#admin.start());
       const traffic = await bindOrExplain('traffic', this.config.listen, () => listen(this.#traffic, this.config.listen, this.config.server.listenBacklog));
-      this.logger.info({ traffic, admin }, 'switchyard listening');
+      this.logger.info({ traffic, admin, ...this.#startupSummary() }, 'switchyard listening');
       return { traffic, admin };
     } catch (err) {
       await this.close();
       throw err;
     }
+  }
+
+  /** What an operator checks first in the start-up line: which build, where engines come from, how requests are routed. */
+  #startupSummary(): Record<string, unknown> {
+    const { discovery, routing } = this.config;
+    return {
+      version: VERSION,
+      node: process.version,
+      discovery: discovery.mode,
+      ...(Object.keys(discovery.sources).length === 0 ? {} : { sources: Object.keys(discovery.sources) }),
+      staticBackends: this.config.backends.length,
+      policy: routing.policy,
+      endpoints: [...this.view.all()].length,
+    };
   }
 
   /** SIGTERM behaviour: drain, then release everything. Resolves when the process may exit 0. */

@@ -315,12 +315,12 @@ const replicas: RowSpec = {
   title: 'Router replicas',
   panels: [
     {
-      title: 'Replicas',
-      description: 'Router replicas Prometheus currently scrapes.',
+      title: 'Replicas by version',
+      description: 'Router replicas Prometheus currently scrapes, per version they run (switchyard_build_info): two versions during a rollout.',
       unit: 'short',
       kind: 'stat',
       width: 4,
-      queries: [{ expr: `count(${series('switchyard_in_flight_requests', ROUTER)})`, legend: 'replicas' }],
+      queries: [{ expr: `count by (version) (${series('switchyard_build_info', ROUTER)})`, legend: '{{version}}' }],
     },
     {
       title: 'Event-loop lag per replica',

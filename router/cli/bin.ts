@@ -12,6 +12,7 @@ import { check } from './check.ts';
 import { checkConfig } from './check-config.ts';
 import { serve } from './serve.ts';
 import { sim } from './sim.ts';
+import { VERSION } from '../version.ts';
 
 const USAGE = `Usage: switchyard <command> [options]
 
@@ -21,6 +22,8 @@ Commands:
                  (switchyard check-config --help)
   sim            run the engine simulator (switchyard sim --help)
   check          GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
+
+  --version      print the version
 `;
 
 const COMMANDS = ['serve', 'check-config', 'sim', 'check'];
@@ -36,6 +39,10 @@ async function main(argv: string[]): Promise<number> {
       return check(rest);
     case 'check-config':
       return checkConfig(rest, process.env);
+    case '--version':
+    case '-v':
+      console.log(`switchyard ${VERSION}`);
+      return 0;
     case undefined:
     case '--help':
     case '-h':

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { RouterMetrics, type BackendGauges, type MetricBackend } from './metrics.ts';
 
@@ -148,5 +149,13 @@ describe('router metrics: a valid exposition however often it is scraped', () =>
         if (line.startsWith('nodejs_eventloop_lag')) assert.ok(Number(value) < 60, `an event-loop lag of ${value} s: ${line}`);
       }
     }
+  });
+});
+
+describe('router metrics: build info', () => {
+  it('names the package version and the Node.js version', async () => {
+    const { text } = fixture();
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.ok((await text()).includes(`switchyard_build_info{version="${version}",node_version="${process.version}"} 1`));
   });
 });

@@ -15,6 +15,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
+import { VERSION } from '../version.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
 
 /** prom-client default metrics that read NaN or a sentinel when scraped twice within one sampling tick. */
@@ -309,6 +310,12 @@ export class RouterMetrics {
         for (const [model, count] of readyEndpointsByModel(sources.backends())) this.set({ model }, count);
       },
     });
+    new Gauge({
+      name: 'switchyard_build_info',
+      help: 'Always 1; its labels name the running version and Node.js, so a rollout shows which replicas run what.',
+      labelNames: ['version', 'node_version'],
+      registers,
+    }).set({ version: VERSION, node_version: process.version }, 1);
     new Gauge({
       name: 'switchyard_in_flight_requests',
       help: 'Requests the router is handling right now, all endpoints together.',

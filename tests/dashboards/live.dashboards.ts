@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { E2E_BUCKETS_S, TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
 import { renderDashboards } from '../../charts/dashboards/dashboards.ts';
+import { VERSION } from '../../router/version.ts';
 import { bucketQuantile, exactQuantile, inWindow, relativeError } from './expected.ts';
 import { prometheusBinary, type Sample } from './prometheus.ts';
 import { ENGINE_NAMESPACE, QUOTA_LABEL, ROUTER_JOB, ROUTER_NAMESPACE, runScenario, type ScenarioRun } from './scenario.ts';
@@ -133,7 +134,9 @@ describe('dashboards against live data (real Prometheus, two router replicas sha
       const value = panel[c.key];
       assert.ok(Number.isFinite(value) && relativeError(value, expected[c.key].value) <= TOLERANCE, `${c.what}: panel ${value} vs generator ${expected[c.key].value}`);
     }
-    assert.equal(single(answer('Replicas'), 'replicas'), 2, 'the replica count panel sees both routers');
+    const byVersion = answer('Replicas by version');
+    assert.equal(single(byVersion, 'replicas'), 2, 'the replica count panel sees both routers');
+    assert.equal(byVersion[0]?.metric['version'], VERSION, 'under the version they run');
     assert.deepEqual(
       answer('Fleet replicas seen through Redis', '{{pod}} sees').map((s) => s.value),
       [2, 2],
