@@ -5,27 +5,18 @@
  * now an explicit opt-in (`discovery.crossNamespace`).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubernetesDiscovery, type DiscoveryOptions } from './kubernetes-discovery.ts';
 import { foreignSources } from './namespace-trust.ts';
+import { writeKubeconfig } from '../../tests/kit/kube/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-cross-ns-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const kubeconfig = join(dir, 'kubeconfig.yaml');
 // The context's namespace is the router's own when no source names one.
-writeFileSync(
-  kubeconfig,
-  `apiVersion: v1
-kind: Config
-clusters: [{name: a, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}]
-users: [{name: a, user: {token: tok-a}}]
-contexts: [{name: a, context: {cluster: a, user: a, namespace: prod}}]
-current-context: a
-`,
-);
+const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig.yaml'), { server: 'https://127.0.0.1:6443', token: 'tok-a', namespace: 'prod' });
 const connection = { kubeconfig, serviceHost: undefined, servicePort: undefined, serviceAccountDir: dir };
 
 function options(overrides: Partial<DiscoveryOptions>): DiscoveryOptions {

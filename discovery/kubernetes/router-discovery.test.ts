@@ -5,13 +5,13 @@
  * The real API server is exercised by e2e/*.e2e.ts (npm run test:k8s).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { FakeKubeApi } from '../../tests/kit/kube/fake-kube-api.ts';
-import { pod, podsPath, waitFor } from '../../tests/kit/kube/fixtures.ts';
+import { pod, podsPath, waitFor, writeKubeconfig } from '../../tests/kit/kube/fixtures.ts';
 import { getJson, startRouter, type RouterProcess } from '../../tests/kit/router-process.ts';
 
 interface DiscoveryDebug {
@@ -29,17 +29,7 @@ describe('router with pod discovery (fake API server, real router process)', () 
   before(async () => {
     const server = await fake.listen();
     enginePort = await engine.listen();
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters: [{name: fake, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]
-users: [{name: fake, user: {token: router-token}}]
-contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: ns}}]
-current-context: fake
-`,
-    );
+    const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), { server, token: 'router-token', namespace: 'ns' });
     fake.goDown(); // the API is unreachable when the router starts
     router = await startRouter(
       ['--discovery-mode', 'pods', '--discovery-label-selector', 'app=engine', '--discovery-backoff-initial-ms', '20', '--discovery-backoff-max-ms', '50', '--log-level', 'debug'],

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, it } from 'node:test';
 import { FakeKubeApi } from '../kit/kube/fake-kube-api.ts';
-import { pod, podsPath } from '../kit/kube/fixtures.ts';
+import { pod, podsPath, writeKubeconfig } from '../kit/kube/fixtures.ts';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { Router } from '../../router/compose.ts';
 import { loadConfig } from '../../router/config/load.ts';
@@ -107,17 +107,7 @@ async function startRig(yaml: string, pods: readonly ReturnType<typeof pod>[]): 
   for (const p of pods) fake.put(podsPath(p.metadata.namespace), p);
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-trust-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    `apiVersion: v1
-kind: Config
-clusters: [{name: fake, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]
-users: [{name: fake, user: {token: router-token}}]
-contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: prod}}]
-current-context: fake
-`,
-  );
+  const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), { server, token: 'router-token', namespace: 'prod' });
   const file = join(dir, 'config.yaml');
   writeFileSync(file, `listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nkubeconfig: ${kubeconfig}\nscrape: {intervalMs: 100}\nlifecycle: {preStopDelayMs: 0}\n${yaml}`);
   const loaded = loadConfig(['--config', file, '--admission-event-loop-lag-ms', '10000'], {});

@@ -22,7 +22,7 @@ const FILE = 'tests/interop/locust.interop.ts';
 const MODEL = 'm-locust';
 const USERS = 200;
 const SPAWN_RATE = 100;
-const RUN_TIME_S = 20;
+const RUN_TIME_S = 10;
 /** Engine batch size and the capacity the router is told: far above what 200 users can hold open. */
 const ENGINE_SEQS = 512;
 /** Tool calls per answer (the simulator's toolCalls knob), so streamed deltas interleave by index. */

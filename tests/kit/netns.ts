@@ -2,7 +2,7 @@
  * Test hosts with non-loopback addresses, for EndpointSlices (which reject
  * 127.0.0.0/8): one network namespace per host, joined to this namespace by
  * a veth pair, host side 10.251.N.1/30, namespace side 10.251.N.2/30, an
- * engine simulator listening inside on 10.251.N.2:8000.
+ * engine simulator listening inside on 10.251.N.2:8000 (started by the kit's one spawner).
  *
  * Traffic goes only to namespaces created here. As a safety net, an
  * `unreachable` route covers all of 10.251.0.0/16, so if a veth is already
@@ -11,12 +11,11 @@
  * process dies first, and `create()` first removes leftovers of runs whose
  * process is gone.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { spawnSwitchyard } from './router-process.ts';
 
 const PREFIX = '10.251';
 const GUARD_ROUTE = `${PREFIX}.0.0/16`;
-const BIN = fileURLToPath(new URL('../../router/cli/bin.ts', import.meta.url));
 // A signal (the test runner's timeout, Ctrl-C) becomes a normal exit, so exit handlers clean up.
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + (signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 1)));
@@ -63,8 +62,7 @@ export class NetnsHosts {
     try {
       ip('route', 'replace', 'unreachable', GUARD_ROUTE);
       for (let i = 0; i < count; i++) hosts.#addHost(i);
-      for (const host of hosts.hosts) hosts.#startSim(host, model);
-      await Promise.all(hosts.hosts.map((host) => waitUntilAnswering(`${host.url}/v1/models`)));
+      await Promise.all(hosts.hosts.map((host) => hosts.#startSim(host, model)));
     } catch (err) {
       await hosts.destroy();
       throw err;
@@ -96,11 +94,13 @@ export class NetnsHosts {
     ip('-n', netns, 'link', 'set', 'lo', 'up');
   }
 
-  #startSim(host: NetnsHost, model: string): void {
-    const sim = spawn('ip', ['netns', 'exec', host.netns, process.execPath, BIN, 'sim', '--listen', `${host.address}:8000`, '--model', model, '--ttft-ms', '0', '--itl-ms', '1', '--output-tokens', '4'], {
-      stdio: 'ignore',
+  async #startSim(host: NetnsHost, model: string): Promise<void> {
+    const sim = await spawnSwitchyard(['sim', '--listen', `${host.address}:8000`, '--model', model, '--ttft-ms', '0', '--itl-ms', '1', '--output-tokens', '4'], {
+      launcher: ['ip', 'netns', 'exec', host.netns],
+      marker: 'engine simulator listening',
+      timeoutMs: 15_000,
     });
-    this.#sims.push(sim);
+    this.#sims.push(sim.child);
   }
 
   #cleanupSync(): void {
@@ -133,21 +133,6 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function waitUntilAnswering(url: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      await response.arrayBuffer();
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -2,6 +2,7 @@
  * Shared pieces of the Kubernetes discovery tests: a KubeApi pointed at the
  * fake, pod and slice objects, and waiting helpers.
  */
+import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApi } from '../../../discovery/kubernetes/kube-api.ts';
 import type { ListWatchTiming } from '../../../discovery/kubernetes/list-watcher.ts';
@@ -75,4 +76,19 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** Writes a kubeconfig with one cluster (TLS unchecked), one token user and one context, the current one. */
+export function writeKubeconfig(file: string, options: { readonly server: string; readonly token: string; readonly namespace: string }): string {
+  writeFileSync(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${options.server}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: ${options.token}}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: ${options.namespace}}}]
+current-context: c
+`,
+  );
+  return file;
 }
