@@ -49,7 +49,7 @@ const RAMP_MODEL = 'ramp-model';
 const PLANS = {
   full: { requests: 10_000, concurrency: 2_000, streams: 8_000, rampS: 3, streamTokens: 20 },
   quick: { requests: 3_000, concurrency: 2_000, streams: 8_000, rampS: 3, streamTokens: 10 },
-  smoke: { requests: 600, concurrency: 200, streams: 500, rampS: 1, streamTokens: 3 },
+  smoke: { requests: 300, concurrency: 100, streams: 500, rampS: 1, streamTokens: 3 },
 } as const;
 type Plan = (typeof PLANS)[keyof typeof PLANS];
 

@@ -74,10 +74,11 @@ function options(argv: readonly string[]): Options {
   });
   const quick = values.quick === true || values.smoke === true;
   return {
-    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 5 : quick ? 8 : 60)),
+    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 3 : quick ? 8 : 60)),
     // Until an engine has been seen full the router does not know its capacity (vLLM does not export
-    // max-num-seqs): the safe start feels its way up over the first scrape intervals.
-    warmupS: 5,
+    // max-num-seqs): the safe start feels its way up over the first scrape intervals (250 ms here).
+    // A smoke run checks correctness only, so 2 s of it do.
+    warmupS: values.smoke === true ? 2 : 5,
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
     burstProbeS: values.smoke === true ? 6 : 25,
@@ -194,13 +195,15 @@ function queueChart(fleet: readonly EngineSpec[], run: OverloadRun, slug: string
 /** The unloaded, defaults and contrast runs on one fleet. */
 async function fleetRuns(label: string, fleet: readonly EngineSpec[], contrast: readonly { name: string; admission: readonly string[] }[], opts: Options, pinned: boolean): Promise<FleetRuns> {
   const calibration = await startSimulatedFleet(MODEL, fleet);
-  const serviceMs = await measureServiceMs(calibration, MODEL);
+  const serviceMs = await measureServiceMs(calibration, MODEL, opts.smoke ? 2 : 5);
   await closeSimulatedFleet(calibration);
   const capacity = fleetCapacityPerS(fleet, serviceMs);
   console.error(`${label}: capacity ≈ ${capacity.toFixed(1)} req/s (service times ${serviceMs.map((ms) => ms.toFixed(0)).join('/')} ms)`);
   const log = (run: OverloadRun) =>
     console.error(`${label}, ${run.name}: served ${run.servedPerS.toFixed(1)}/s, shed ${run.shed}, client TTFT p99 ${run.ttftMs.p99.toFixed(0)} ms, engine TTFT p50 ${run.engineTtftMs.p50.toFixed(0)} / p99 ${run.engineTtftMs.p99.toFixed(0)} ms, running ${run.meanRunning.map((m) => m.toFixed(1)).join('/')}, peak waiting ${run.peakWaiting.join('/')}, 429 within 5 ms: router ${run.routerShed.within5ms}/${run.routerShed.total}, client ${run.shedAtOnce}/${run.shed} (its loop delay p99 ${run.generatorLagP99Ms.toFixed(1)} ms)`);
-  const unloaded = await play({ name: 'unloaded (0.2×)', fleet, ratePerS: capacity * 0.2, admission: [], withProbe: false }, { ...opts, durationS: Math.min(opts.durationS, 15) }, pinned);
+  // The unloaded run only sets the speed bars' yardstick, which a smoke run does not decide on.
+  const unloadedS = opts.smoke ? 1 : Math.min(opts.durationS, 15);
+  const unloaded = await play({ name: 'unloaded (0.2×)', fleet, ratePerS: capacity * 0.2, admission: [], withProbe: false }, { ...opts, durationS: unloadedS }, pinned);
   log(unloaded);
   const defaults = await play({ name: '3× capacity', fleet, ratePerS: capacity * 3, admission: [], withProbe: true }, opts, pinned);
   log(defaults);
