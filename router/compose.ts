@@ -5,9 +5,10 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Agent } from 'undici';
-import type { EndpointSource } from '../discovery/endpoint.ts';
+import { normaliseBaseUrl, type Endpoint, type EndpointSource } from '../discovery/endpoint.ts';
 import { ModelAllowList } from '../discovery/model-allow-list.ts';
 import { ModelProbe, httpModelFetcher } from '../discovery/model-probe.ts';
 import { STATIC_SOURCE_NAME, StaticEndpointSource } from '../discovery/static-source.ts';
@@ -64,6 +65,7 @@ import { ApiKeysFile } from './request/api-keys-file.ts';
 import { TenantGate } from './request/tenant-gate.ts';
 import { TenantQuotas } from './state/quota.ts';
 import { VERSION } from './version.ts';
+import { AccessLog } from './request/access-log.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -80,6 +82,8 @@ export interface RouterOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Event-loop lag monitor instead of the default one (tests shorten its start-up grace). */
   readonly lagMonitor?: EventLoopLagMonitor;
+  /** Where the access log goes (config `accessLog`); stdout by default. */
+  readonly accessLogOut?: Writable;
 }
 
 /** A fully wired router process. */
@@ -267,7 +271,9 @@ export class Router {
       retryBudget: new RetryBudget(config.upstream.retryBudgetRatio, config.upstream.retryBudgetMin, () => this.#inFlight),
       requestIdHeader: config.requestIdHeader,
       authorizationFor: (target) => credentials.rule(target.endpoint.source),
-      onUpstreamFailure: (backend, kind) => this.logger.debug({ backend, kind }, 'upstream request failed'),
+      onUpstreamFailure: (backend, kind, _err, requestId) => this.logger.debug({ requestId, backend, kind }, 'upstream request failed'),
+      endpointHeader: config.server.endpointHeader,
+      endpointName: (target) => endpointName(target.endpoint, config.backends),
     });
     const readinessState = (): ReadinessState => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining, sharedState: this.#shared?.store.status ?? 'off' });
     const control = createControlApp({
@@ -314,6 +320,8 @@ export class Router {
         countShed: (reason, priority) => this.metrics.countShed(reason, priority),
       },
       requestIdHeader: config.requestIdHeader,
+      accessLog: new AccessLog(config.accessLog, options.accessLogOut),
+      warn: (fields, message) => this.logger.warn(fields, message),
     });
     const trafficListener = createTrafficListener({
       lifecycle,
@@ -594,4 +602,14 @@ function warnOnNamespaceTrustGap(kubernetes: KubernetesDiscovery, config: Config
 export function perEndpointCap(admissionCap: number, connectionsPerEndpoint: number | undefined): number {
   if (connectionsPerEndpoint === undefined) return admissionCap;
   return admissionCap > 0 ? Math.min(admissionCap, connectionsPerEndpoint) : connectionsPerEndpoint;
+}
+
+/**
+ * What the endpoint header calls an endpoint: its id (a pod's `namespace/name`), or
+ * `static-N` for the N-th static backend, whose id is its address.
+ */
+function endpointName(endpoint: Endpoint, backends: readonly string[]): string {
+  if (endpoint.source !== STATIC_SOURCE_NAME && endpoint.source !== undefined) return endpoint.id;
+  const index = backends.findIndex((url) => normaliseBaseUrl(url) === endpoint.id);
+  return index === -1 ? 'static' : `static-${index}`;
 }

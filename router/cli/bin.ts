@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `switchyard` command: `serve` runs the router, `check-config`
- * validates a configuration and prints it, `sim` the engine simulator,
+ * validates a configuration and prints it, `status` shows the fleet as a
+ * router sees it, `sim` the engine simulator,
  * `check` the image's smoke test (the Helm chart's test hook).
  * The benchmark scenarios are not part of the command: they compare the
  * router with its peers from a checkout (`npm run bench`), and the shipped
@@ -12,6 +13,7 @@ import { check } from './check.ts';
 import { checkConfig } from './check-config.ts';
 import { serve } from './serve.ts';
 import { sim } from './sim.ts';
+import { status } from './status.ts';
 import { VERSION } from '../version.ts';
 
 const USAGE = `Usage: switchyard <command> [options]
@@ -20,19 +22,23 @@ Commands:
   serve          run the router (switchyard serve --help)
   check-config   validate a configuration and print it, secrets redacted; exit 0 or 2
                  (switchyard check-config --help)
+  status         the fleet as a router sees it, from its admin port
+                 (switchyard status --help)
   sim            run the engine simulator (switchyard sim --help)
   check          GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
 
   --version      print the version
 `;
 
-const COMMANDS = ['serve', 'check-config', 'sim', 'check'];
+const COMMANDS = ['serve', 'check-config', 'status', 'sim', 'check'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
       return serve(rest, process.env);
+    case 'status':
+      return status(rest);
     case 'sim':
       return sim(rest);
     case 'check':

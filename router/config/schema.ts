@@ -26,6 +26,10 @@ const backendUrl = z
 
 const positiveMs = z.number().int().positive();
 
+/** `accessLog`: off, or the access log's line format (router/request/access-log.ts). */
+export const ACCESS_LOG_FORMATS = ['off', 'json', 'text'] as const;
+export type AccessLogFormat = (typeof ACCESS_LOG_FORMATS)[number];
+
 /** An IPv4 or IPv6 address, or a CIDR block of either. */
 const ipOrCidr = z.string().refine((value) => {
   const slash = value.indexOf('/');
@@ -91,6 +95,13 @@ const server = z
       .default(128 * 1024 * 1024)
       .describe(
         'Router-wide cap on bytes held by buffered request bodies, queued and in flight (bytes); a body that does not fit gets 429 and its connection closes. Keep it well under the memory limit: at peak bodies cost the process about twice this.',
+      ),
+    endpointHeader: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name, e.g. x-switchyard-endpoint')
+      .optional()
+      .describe(
+        'Response header naming the endpoint that answered: a pod\'s namespace/name, static-N for the N-th static backend, never an address (unset: no header). For debugging which engine served a request; it tells clients your pod names.',
       ),
     trustedProxies: z
       .array(ipOrCidr)
@@ -579,6 +590,10 @@ export const configSchema = z
       .optional()
       .describe('Kubeconfig file(s) for the Kubernetes API when running outside the cluster (also read from KUBECONFIG); in-cluster credentials otherwise.'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level.'),
+    accessLog: z
+      .enum(ACCESS_LOG_FORMATS)
+      .default('off')
+      .describe('One line per inference request on stdout once it is over (the process log is on stderr): off, json (for collectors) or text (for a terminal). It names the tenant, never the key, and never a body or prompt.'),
     requestIdHeader: z.string().min(1).default('x-request-id').describe('Header that carries the request id, accepted or generated.'),
     timeouts,
     server,

@@ -61,8 +61,28 @@ export interface ForwarderDeps {
   readonly requestIdHeader: string;
   /** How the Authorization header to `target` is chosen (by its discovery source); called once per attempt. */
   readonly authorizationFor: (target: EndpointState) => AuthorizationRule;
-  /** Called for failures worth an operator's attention; never gets bodies or secrets. */
-  readonly onUpstreamFailure: (backend: string, kind: FailureClass, err: unknown) => void;
+  /** Called for failures worth an operator's attention, with the request's id; never gets bodies or secrets. */
+  readonly onUpstreamFailure: (backend: string, kind: FailureClass, err: unknown, requestId: string) => void;
+  /** Response header that names the endpoint which answered (its {@link ForwarderDeps.endpointName}); undefined: none. */
+  readonly endpointHeader?: string | undefined;
+  /** The name an endpoint goes by in that header: never its address. */
+  readonly endpointName?: ((target: EndpointState) => string) | undefined;
+}
+
+/** How an exchange ended, for the access log and the request's own bookkeeping. */
+export interface ForwardOutcome {
+  /** Status the client got (0 if none). */
+  readonly status: number;
+  /** The endpoint of the last attempt. */
+  readonly endpoint: EndpointState;
+  /** Why the request went to a second endpoint, if it did. */
+  readonly retry: RetryReason | undefined;
+  /** The upstream failure that ended the exchange (the last attempt's), if one did. */
+  readonly failure: FailureClass | undefined;
+  /** `performance.now()` of the first response byte sent to the client. */
+  readonly firstByteAt: number | undefined;
+  /** Response body bytes sent to the client (the router's own error body not included). */
+  readonly bytes: number;
 }
 
 /** One admitted request, ready to go upstream. */
@@ -89,8 +109,8 @@ export interface ForwardRequest {
   readonly modelLabel: string;
   /** `performance.now()` when the request arrived. */
   readonly arrivedAt: number;
-  /** Called exactly once when the exchange is over, with the status the client got (0 if none). */
-  readonly onDone: (status: number) => void;
+  /** Called exactly once when the exchange is over. */
+  readonly onDone: (outcome: ForwardOutcome) => void;
   /**
    * Called with the body chunks of a successful (2xx) answer and the endpoint
    * that sent it, from the first, for as long as it returns true; must not
@@ -146,6 +166,10 @@ class Exchange {
   /** The request's `onAnswerBytes` still wants the answer's chunks. */
   readingAnswer = false;
   firstByteAt: number | undefined;
+  /** Body bytes written to the client. */
+  bytesSent = 0;
+  retryReason: RetryReason | undefined;
+  failure: FailureClass | undefined;
   /** The last two bytes sent to the client (-1: none yet), so a stream cut short can close its partial event. Numbers, not a string: slicing one per chunk cost ~0.6 µs a chunk. */
   lastByte = -1;
   byteBeforeLast = -1;
@@ -203,10 +227,12 @@ class Exchange {
   }
 
   /** The engine answered with headers; held back until the first body byte. */
-  writeHead(status: number, headers: IncomingHttpHeaders): void {
+  writeHead(status: number, headers: IncomingHttpHeaders, target: EndpointState): void {
     const { res, requestId } = this.request;
     this.committed = true;
-    res.writeHead(status, downstreamResponseHeaders(headers, this.deps.requestIdHeader, requestId));
+    const { endpointHeader, endpointName } = this.deps;
+    const endpoint = endpointHeader === undefined || endpointName === undefined ? undefined : ([endpointHeader, endpointName(target)] as const);
+    res.writeHead(status, downstreamResponseHeaders(headers, this.deps.requestIdHeader, requestId, endpoint));
   }
 
   /** An attempt failed before any response byte reached the client. */
@@ -220,6 +246,8 @@ class Exchange {
       this.deps.retryBudget.tryAcquire()
     ) {
       this.deps.metrics.countRetry(kind);
+      this.retryReason = kind;
+      this.failure = undefined; // the retry decides how the exchange ends
       this.attemptIndex++;
       this.dispatch();
       return;
@@ -260,7 +288,8 @@ class Exchange {
     const ttfb = this.firstByteAt === undefined ? undefined : (this.firstByteAt - arrivedAt) / 1000;
     this.deps.metrics.observeTimings(route, modelLabel, (now - arrivedAt) / 1000, ttfb);
     if (this.request.stream && ttfb !== undefined && status >= 200 && status < 300) this.deps.metrics.observeFirstToken(route, modelLabel, ttfb);
-    this.request.onDone(status);
+    const endpoint: EndpointState = this.current?.target ?? (this.request.attempts[0] as EndpointState);
+    this.request.onDone({ status, endpoint, retry: this.retryReason, failure: this.failure, firstByteAt: this.firstByteAt, bytes: this.bytesSent });
   }
 }
 
@@ -319,11 +348,12 @@ class Attempt implements Dispatcher.DispatchHandler {
         // An error answer comes fast whatever the engine's load: only a started stream says it keeps up.
         if (this.status < 300) exchange.deps.load.firstByte(this.target, this.loadToken, exchange.firstByteAt - this.sentAt);
       }
-      exchange.writeHead(this.status, this.headers ?? {});
+      exchange.writeHead(this.status, this.headers ?? {}, this.target);
       exchange.readingAnswer = this.status < 300 && exchange.request.onAnswerBytes !== undefined;
     }
     if (exchange.readingAnswer) exchange.readingAnswer = exchange.request.onAnswerBytes?.(this.target, chunk) === true;
     const length = chunk.length;
+    exchange.bytesSent += length;
     if (length > 0) {
       exchange.byteBeforeLast = length >= 2 ? (chunk[length - 2] as number) : exchange.lastByte;
       exchange.lastByte = chunk[length - 1] as number;
@@ -337,7 +367,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.clearDeadline();
     const exchange = this.exchange;
-    if (!exchange.committed) exchange.writeHead(this.status, this.headers ?? {});
+    if (!exchange.committed) exchange.writeHead(this.status, this.headers ?? {}, this.target);
     exchange.request.res.end();
     this.settle(this.status >= 500 ? 'status_5xx' : undefined, this.status < 300 ? performance.now() - this.sentAt : undefined);
     // Counted apart from the router's own 5xx answers, so alerts can tell the two apart.
@@ -352,9 +382,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     const failure: UpstreamFailureKind | undefined =
       kind === 'client-abort' ? undefined : kind === 'other' ? 'reset' : exchange.committed ? 'midstream' : kind;
     this.settle(failure);
+    // As counted: a cut after the answer started is `midstream`, whatever broke it.
+    exchange.failure = failure ?? 'client-abort';
     if (failure !== undefined) {
       exchange.deps.metrics.countUpstreamError(this.target, failure);
-      exchange.deps.onUpstreamFailure(this.target.id, kind, err);
+      exchange.deps.onUpstreamFailure(this.target.id, kind, err, exchange.request.requestId);
     }
     if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']), this.headers?.['content-length'] !== undefined);
     else exchange.failedBeforeCommit(this, kind);

@@ -110,8 +110,11 @@ describe('forwarded headers', () => {
     ]);
   });
 
-  it('accepts only short printable request ids', () => {
+  it('accepts only request ids of at most 128 characters of [A-Za-z0-9._:-]', () => {
     assert.equal(acceptableRequestId('abc-123'), 'abc-123');
+    assert.equal(acceptableRequestId('01J9Z.trace:span_'.replace('_', '-')), '01J9Z.trace:span-');
+    assert.equal(acceptableRequestId('a'.repeat(128)), 'a'.repeat(128));
+    for (const odd of ['a"b', 'a=b', 'a/b', 'a\\b', '{x}', 'a,b', 'a;b']) assert.equal(acceptableRequestId(odd), undefined, odd);
     assert.equal(acceptableRequestId('a'.repeat(129)), undefined);
     assert.equal(acceptableRequestId('has space'), undefined);
     assert.equal(acceptableRequestId('ünïcode'), undefined);

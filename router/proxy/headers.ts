@@ -145,25 +145,29 @@ export function downstreamResponseHeaders(
   headers: IncomingHttpHeaders,
   requestIdHeader: string,
   requestId: string,
+  /** The endpoint header's name and value, replacing any the engine sent under that name. */
+  endpoint?: readonly [name: string, value: string],
 ): string[] {
   const named = connectionTokens(headers['connection']);
   const out: string[] = [];
   for (const name in headers) {
-    if (isHopByHop(name) || named.has(name) || name === requestIdHeader) continue;
+    if (isHopByHop(name) || named.has(name) || name === requestIdHeader || name === endpoint?.[0]) continue;
     const value = headers[name];
     if (value === undefined) continue;
     if (typeof value === 'string') out.push(name, value);
     else for (const item of value) out.push(name, item);
   }
   out.push(requestIdHeader, requestId);
+  if (endpoint !== undefined) out.push(endpoint[0], endpoint[1]);
   return out;
 }
 
-const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * The client's request id when it is 1-128 printable ASCII characters;
- * otherwise undefined (the caller generates one), so nothing odd is echoed.
+ * The client's request id when it is 1-128 characters of `[A-Za-z0-9._:-]`
+ * (UUIDs, ULIDs, trace-style ids); otherwise undefined (the caller generates
+ * one), so nothing odd is echoed, logged or forwarded.
  */
 export function acceptableRequestId(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' && REQUEST_ID_PATTERN.test(value) ? value : undefined;

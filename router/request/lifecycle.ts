@@ -21,10 +21,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toSwitchyardError, type SwitchyardError } from '../errors/errors.ts';
 import type { AdmissionControl } from '../admission/admission-control.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
-import type { ForwardRequest } from '../proxy/forwarder.ts';
+import type { ForwardOutcome, ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { requestPriority, type Priority } from '../scheduling/priority.ts';
+import type { AccessLog, AccessRecord } from './access-log.ts';
 import type { BodyReader, ReadRequest } from './body-reader.ts';
 import { ClientGoneError } from './read-body.ts';
 import type { Classifier } from './classify.ts';
@@ -71,6 +72,10 @@ export interface LifecycleDeps {
   readonly answer: Answerer;
   readonly observer: LifecycleObserver;
   readonly requestIdHeader: string;
+  /** One line per request once it is over (off by default). */
+  readonly accessLog?: AccessLog | undefined;
+  /** Warnings about one request; the fields always carry its `requestId`. */
+  readonly warn?: ((fields: Record<string, unknown>, message: string) => void) | undefined;
 }
 
 /** The signal for requests that cannot queue: admission never waits for them. */
@@ -99,6 +104,7 @@ export class RequestLifecycle {
         deps.answer.error(req, res, error, [deps.requestIdHeader, requestId], bodyPending(req));
         deps.observer.countRequest(route.path, 'unknown', error.status);
         if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+        this.#logAccess({ requestId, route: route.path, model: 'unknown', status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt, bytes: 0 });
         return;
       }
       // Set on the response itself, so the engine's answer and the router's own errors both carry them.
@@ -113,11 +119,13 @@ export class RequestLifecycle {
       deps.answer.error(req, res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close'], true);
       deps.observer.countRequest(route.path, 'unknown', pressure.status);
       deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+      this.#logAccess({ requestId, route: route.path, model: 'unknown', tenant: access?.tenant, status: pressure.status, reason: pressure.code, durationMs: performance.now() - arrivedAt, bytes: 0 });
       return;
     }
     deps.inFlight.increment();
     const read: ReadRequest = deps.reader.open(route.body, req);
     let modelLabel = 'unknown';
+    let queueMs: number | undefined;
     try {
       // Stage: read (bounded body scan, within the body budget).
       const body = await read.body();
@@ -127,7 +135,13 @@ export class RequestLifecycle {
       const lookup = deps.classifier.lookUpAssignment(facts);
       if (lookup !== undefined) facts = await lookup;
       // Stages: schedule, then queue or shed when no candidate is left.
-      const attempts = await this.#schedule(facts, priority, res, access?.tenant);
+      const scheduling = performance.now();
+      let attempts: readonly EndpointState[];
+      try {
+        attempts = await this.#schedule(facts, priority, res, access?.tenant);
+      } finally {
+        queueMs = performance.now() - scheduling;
+      }
       deps.classifier.admitted(facts, attempts[0] as EndpointState);
       // The one rewrite of a body: the tenant's cache_salt, so tenants never share (or time) engine cache blocks.
       const bytes =
@@ -136,7 +150,7 @@ export class RequestLifecycle {
           : body.bytes;
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
-        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant,
+        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant, queueMs,
         settle: () => {
           read.release();
           access?.release();
@@ -147,9 +161,11 @@ export class RequestLifecycle {
       read.release();
       access?.release();
       deps.inFlight.decrement();
+      const base = { requestId, route: route.path, model: modelLabel, tenant: access?.tenant, queueMs, bytes: 0 };
       if (err instanceof ClientGoneError) {
         res.destroy();
         deps.observer.countRequest(route.path, modelLabel, 0);
+        this.#logAccess({ ...base, status: 0, reason: 'client_gone', durationMs: performance.now() - arrivedAt });
         return;
       }
       const error = toSwitchyardError(err);
@@ -158,7 +174,36 @@ export class RequestLifecycle {
       deps.observer.countRequest(route.path, modelLabel, error.status);
       if (error.code === 'SWITCHYARD_BODY_BUDGET') deps.observer.countShed('body_budget', priority);
       if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
+      this.#logAccess({ ...base, status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt });
     }
+  }
+
+  #logAccess(record: AccessRecord): void {
+    if (this.#deps.accessLog?.enabled === true) this.#deps.accessLog.write(record);
+  }
+
+  /** Bookkeeping once the upstream exchange is over: the access line, and a warning when an engine's failure reached the client. */
+  #finished(request: { readonly requestId: string; readonly route: LifecycleRoute; readonly facts: RequestFacts; readonly tenant: string | undefined; readonly arrivedAt: number; readonly queueMs: number }, outcome: ForwardOutcome): void {
+    const { requestId, facts, tenant } = request;
+    const endpoint = outcome.endpoint.id;
+    if (outcome.failure !== undefined && outcome.failure !== 'client-abort') {
+      this.#deps.warn?.({ requestId, endpoint, kind: outcome.failure, status: outcome.status, model: facts.model }, 'an engine failure reached the client');
+    }
+    if (this.#deps.accessLog?.enabled !== true) return;
+    this.#deps.accessLog.write({
+      requestId,
+      route: request.route.path,
+      model: facts.model,
+      tenant,
+      endpoint,
+      status: outcome.status,
+      reason: outcome.failure === undefined ? undefined : outcome.failure === 'client-abort' ? 'client_gone' : `upstream_${outcome.failure}`,
+      retry: outcome.retry,
+      queueMs: request.queueMs,
+      ttfbMs: outcome.firstByteAt === undefined ? undefined : outcome.firstByteAt - request.arrivedAt,
+      durationMs: performance.now() - request.arrivedAt,
+      bytes: outcome.bytes,
+    });
   }
 
   /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
@@ -192,6 +237,8 @@ export class RequestLifecycle {
     bytes: Buffer;
     /** The API key's tenant; undefined without API keys. */
     tenant: string | undefined;
+    /** Time spent scheduling (the router queue included). */
+    queueMs: number;
     settle: () => void;
   }): void {
     const deps = this.#deps;
@@ -212,10 +259,11 @@ export class RequestLifecycle {
       modelLabel: facts.model,
       arrivedAt: request.arrivedAt,
       onAnswerBytes: answerReader === undefined ? undefined : (endpoint, chunk) => answerReader(endpoint.id, chunk),
-      onDone: (status) => {
+      onDone: (outcome) => {
         request.settle();
         deps.inFlight.decrement();
-        deps.observer.countRequest(route.path, facts.model, status);
+        deps.observer.countRequest(route.path, facts.model, outcome.status);
+        this.#finished(request, outcome);
       },
     });
   }

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { endpointState, statusTable, type DebugEndpoint } from './status-table.ts';
+
+const NOW = Date.parse('2026-12-05T22:00:00.000Z');
+
+function endpoint(id: string, over: Partial<DebugEndpoint> = {}): DebugEndpoint {
+  return {
+    id,
+    models: ['m'],
+    ready: true,
+    draining: false,
+    routable: true,
+    inFlight: 2,
+    load: { safeStart: null },
+    scrape: { metrics: 'fresh', ageMs: 412, waiting: 3, kvCacheUsage: 0.257, lastError: null },
+    health: { ejected: false, ejectedUntil: null, modelProbe: null },
+    ...over,
+  };
+}
+
+describe('switchyard status table', () => {
+  it('names the first reason an endpoint takes no requests, in routing order', () => {
+    assert.equal(endpointState(endpoint('a'), NOW), 'routable');
+    assert.equal(endpointState(endpoint('a', { draining: true, ready: false }), NOW), 'draining');
+    assert.equal(endpointState(endpoint('a', { ready: false, models: null }), NOW), 'not ready');
+    assert.equal(endpointState(endpoint('a', { models: null }), NOW), 'models unknown (probing)');
+    assert.equal(endpointState(endpoint('a', { models: null, health: { modelProbe: { error: 'GET /v1/models: 404' } } }), NOW), 'models unknown: GET /v1/models: 404');
+    assert.equal(endpointState(endpoint('a', { models: [] }), NOW), 'no allowed model');
+    assert.equal(endpointState(endpoint('a', { health: { ejected: true, ejectedUntil: '2026-12-05T22:00:09.200Z' } }), NOW), 'ejected (10 s left)');
+  });
+
+  it('renders a fixed document: aligned columns, sources and skipped objects, the count past the listed 20', () => {
+    const text = statusTable(
+      {
+        synced: true,
+        routerInFlight: 5,
+        endpoints: [
+          endpoint('inference/vllm-0', { load: { safeStart: { phase: 'probing', limit: 12 } } }),
+          endpoint('inference/vllm-1', { inFlight: 0, scrape: { metrics: 'unavailable', ageMs: null, waiting: null, kvCacheUsage: null }, health: { ejected: true, ejectedUntil: '2026-12-05T22:00:30.000Z' } }),
+        ],
+        discovery: [{ name: 'default', kind: 'pods', namespace: 'inference', selector: 'app=vllm', synced: true, healthy: true, endpoints: 2, skippedCount: 22, skipped: [{ id: 'inference/vllm-x', reason: 'no pod IP yet' }] }],
+      },
+      NOW,
+    );
+    assert.deepEqual(text, [
+      'ENDPOINT          MODELS  STATE                IN FLIGHT  WAITING  KV   SAFE START  SCRAPE',
+      'inference/vllm-0  m       routable             2          3        26%  probing 12  fresh 0.4 s',
+      'inference/vllm-1  m       ejected (30 s left)  0          -        -    -           unavailable',
+      '',
+      '2 endpoints, 1 routable; router in flight 5; discovery synced',
+      'source default (pods in inference, app=vllm): healthy, 2 endpoints, 22 skipped',
+      '  skipped inference/vllm-x: no pod IP yet',
+      '  (21 more skipped: /debug/endpoints lists the first 20)',
+    ]);
+  });
+});
