@@ -33,7 +33,10 @@
  * earlier commit, `npm ci` done there) to the interleaved ab rounds, for a
  * before/after in one run.
  *
- *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR] [--before DIR]
+ * `--access-log json|text` adds switchyard with its access log on (to a pipe the harness reads),
+ * to the same rounds: what one line per request costs.
+ *
+ *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR] [--before DIR] [--access-log json|text]
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,7 +103,7 @@ interface RateSample {
   readonly cpuUs: number;
 }
 
-async function startSystems(engines: Engines, core: number | undefined, peer: boolean, before: RouterCheckout | undefined): Promise<System[]> {
+async function startSystems(engines: Engines, core: number | undefined, peer: boolean, before: RouterCheckout | undefined, accessLog: string | undefined): Promise<System[]> {
   const upstream = engines.urls[0] as string;
   const at = core === undefined ? {} : { core };
   const systems: System[] = [];
@@ -110,6 +113,7 @@ async function startSystems(engines: Engines, core: number | undefined, peer: bo
     // The safe start off for an earlier checkout: before b4caff9 it held an engine this fast at 4 requests for good.
     if (before !== undefined) systems.push(await startRouterSystem(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
     systems.push(await startRouterSystem(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
+    if (accessLog !== undefined) systems.push(await startRouterSystem(engines.urls, { ...at, name: `switchyard access log ${accessLog}`, args: ['--access-log', accessLog] }));
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
     else systems.push(vllmRouter);
@@ -196,7 +200,7 @@ function profiledSystems(engines: Engines, core: number | undefined, before: Rou
 
 /** Entry point; returns the exit code. */
 export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before']);
+  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before', 'access-log']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const version = abVersion();
   if (version === undefined) throw new Error('ab (ApacheBench) is not installed: apt-get install apache2-utils');
@@ -213,7 +217,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   let stages: Map<string, StageShares> | undefined;
   const before = routerCheckout(options.extra['before']);
   try {
-    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', before);
+    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', before, options.extra['access-log']);
     for (const system of systems) await prime(system, plan, bodyFile, clientCore);
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));
