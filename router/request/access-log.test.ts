@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { AccessLog, type AccessRecord } from './access-log.ts';
+
+function collect(format: 'off' | 'json' | 'text', record: AccessRecord): string[] {
+  const chunks: string[] = [];
+  const out = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  new AccessLog(format, out).write(record);
+  return chunks.join('').split('\n').filter((line) => line !== '');
+}
+
+const RECORD: AccessRecord = { requestId: 'r-1', route: '/v1/chat/completions', model: 'llama-3', tenant: 'team-a', endpoint: 'ns/vllm-0', status: 200, queueMs: 0.04, ttfbMs: 12.345, durationMs: 80.06, bytes: 512 };
+
+describe('access log lines', () => {
+  it('json: one object a line, fixed keys, absent fields left out, times to 0.1 ms', () => {
+    const [line, ...rest] = collect('json', RECORD);
+    assert.equal(rest.length, 0);
+    const parsed = JSON.parse(line ?? '') as Record<string, unknown>;
+    assert.deepEqual(Object.keys(parsed), ['time', 'log', 'requestId', 'route', 'model', 'tenant', 'endpoint', 'status', 'queueMs', 'ttfbMs', 'durationMs', 'bytes']);
+    assert.deepEqual([parsed['queueMs'], parsed['ttfbMs'], parsed['durationMs']], [0, 12.3, 80.1]);
+  });
+
+  it('text: a client-chosen model name with spaces, quotes or newlines is quoted, so it cannot split or forge a line', () => {
+    const forged = 'x\n2026-01-01T00:00:00.000Z 200 /v1/chat/completions model=y id=forged';
+    const lines = collect('text', { ...RECORD, model: forged, tenant: undefined, endpoint: undefined });
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', / 200 \/v1\/chat\/completions model="x\\n2026-01-01T00:00:00\.000Z 200 \/v1\/chat\/completions model=y id=forged" queue=0ms ttfb=12\.3ms dur=80\.1ms bytes=512 id=r-1$/);
+    assert.match(collect('text', { ...RECORD, model: 'a"b' })[0] ?? '', /model="a\\"b"/);
+  });
+
+  it('off writes nothing', () => {
+    assert.deepEqual(collect('off', RECORD), []);
+  });
+});
