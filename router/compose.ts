@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Agent } from 'undici';
-import { normaliseBaseUrl, type Endpoint, type EndpointSource } from '../discovery/endpoint.ts';
+import { normaliseBaseUrl, type EndpointSource } from '../discovery/endpoint.ts';
 import { ModelAllowList } from '../discovery/model-allow-list.ts';
 import { ModelProbe, httpModelFetcher } from '../discovery/model-probe.ts';
 import { STATIC_SOURCE_NAME, StaticEndpointSource } from '../discovery/static-source.ts';
@@ -273,7 +273,7 @@ export class Router {
       authorizationFor: (target) => credentials.rule(target.endpoint.source),
       onUpstreamFailure: (backend, kind, _err, requestId) => this.logger.debug({ requestId, backend, kind }, 'upstream request failed'),
       endpointHeader: config.server.endpointHeader,
-      endpointName: (target) => endpointName(target.endpoint, config.backends),
+      endpointName: endpointNamer(config.backends),
     });
     const readinessState = (): ReadinessState => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining, sharedState: this.#shared?.store.status ?? 'off' });
     const control = createControlApp({
@@ -606,10 +606,10 @@ export function perEndpointCap(admissionCap: number, connectionsPerEndpoint: num
 
 /**
  * What the endpoint header calls an endpoint: its id (a pod's `namespace/name`), or
- * `static-N` for the N-th static backend, whose id is its address.
+ * `static-N` for the N-th static backend, whose id is its address. The static names are
+ * worked out once, not per response.
  */
-function endpointName(endpoint: Endpoint, backends: readonly string[]): string {
-  if (endpoint.source !== STATIC_SOURCE_NAME && endpoint.source !== undefined) return endpoint.id;
-  const index = backends.findIndex((url) => normaliseBaseUrl(url) === endpoint.id);
-  return index === -1 ? 'static' : `static-${index}`;
+function endpointNamer(backends: readonly string[]): (target: EndpointState) => string {
+  const staticNames = new Map(backends.map((url, index) => [normaliseBaseUrl(url), `static-${index}`] as const));
+  return ({ endpoint }) => (endpoint.source !== STATIC_SOURCE_NAME && endpoint.source !== undefined ? endpoint.id : (staticNames.get(endpoint.id) ?? 'static'));
 }

@@ -189,6 +189,7 @@ export class RequestLifecycle {
     if (outcome.failure !== undefined && outcome.failure !== 'client-abort') {
       this.#deps.warn?.({ requestId, endpoint, kind: outcome.failure, status: outcome.status, model: facts.model }, 'an engine failure reached the client');
     }
+    // Checked before the record is built: this runs for every forwarded request, and the log is off by default.
     if (this.#deps.accessLog?.enabled !== true) return;
     this.#deps.accessLog.write({
       requestId,
