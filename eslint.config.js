@@ -28,6 +28,7 @@ const MODULE_TARGETS = {
   'router/proxy': '**/proxy/**',
   'router/request': '**/request/**',
   'router/server': '**/server/**',
+  'router/tracing': '**/tracing/**',
   'router/compose.ts': '**/compose.ts',
   'router/cli': '**/cli/**',
 };
@@ -44,9 +45,11 @@ const LEAVES = {
  * router/state (Redis) sits above both and below scheduling: it feeds the load
  * view fleet counts and the request stages shared facts; scheduling stays pure.
  * router/policy is being replaced by router/scheduling and shares its layer.
+ * router/tracing implements the request lifecycle's tracer and is loaded by
+ * the composition root only when tracing is on.
  * @type {string[][]}
  */
-const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server'], ['router/compose.ts'], ['router/cli']];
+const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts'], ['router/cli']];
 /** @type {[string, string[]][]} */
 const MODULES = [
   ...Object.entries(LEAVES),

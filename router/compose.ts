@@ -66,6 +66,8 @@ import { TenantGate } from './request/tenant-gate.ts';
 import { TenantQuotas } from './state/quota.ts';
 import { VERSION } from './version.ts';
 import { AccessLog } from './request/access-log.ts';
+import { readExporterHeaders } from './config/exporter-headers.ts';
+import type { Tracing } from './tracing/otel-tracing.ts';
 
 /** Ports actually bound (useful when configured as 0). */
 export interface BoundPorts {
@@ -84,6 +86,20 @@ export interface RouterOptions {
   readonly lagMonitor?: EventLoopLagMonitor;
   /** Where the access log goes (config `accessLog`); stdout by default. */
   readonly accessLogOut?: Writable;
+  /** Request tracing, from {@link loadTracing} (tracing on); undefined: none. */
+  readonly tracing?: Tracing | undefined;
+}
+
+/**
+ * The OpenTelemetry tracing `config.tracing` asks for, or undefined when it
+ * is off: then no OpenTelemetry module is loaded. Reads the exporter
+ * headers file (a ConfigError when unusable).
+ */
+export async function loadTracing(config: Config, logger: Logger): Promise<Tracing | undefined> {
+  if (!config.tracing.enabled) return undefined;
+  const headers = config.tracing.headersFile === undefined ? {} : readExporterHeaders(config.tracing.headersFile);
+  const { createTracing } = await import('./tracing/otel-tracing.ts');
+  return createTracing(config.tracing, { headers, version: VERSION, log: logger });
 }
 
 /** A fully wired router process. */
@@ -104,6 +120,7 @@ export class Router {
   readonly #admin: AdminPort;
   readonly #lag: EventLoopLagMonitor;
   readonly #shedLog: ShedLog;
+  readonly #tracing: Tracing | undefined;
   /** API keys and tenant quotas; undefined without auth.apiKeysFile. */
   readonly #apiKeys: ApiKeysFile | undefined;
   readonly #quotas: TenantQuotas | undefined;
@@ -118,6 +135,7 @@ export class Router {
     this.config = config;
     this.logger = options.logger ?? createLogger(config.logLevel);
     this.#lag = options.lagMonitor ?? new EventLoopLagMonitor();
+    this.#tracing = options.tracing;
     // Engine keys by source name, kept here: never on the endpoints /debug/endpoints renders.
     const credentials = engineCredentials(config);
     // Read before anything is started, so an unusable file stops start-up with a ConfigError.
@@ -321,6 +339,7 @@ export class Router {
       },
       requestIdHeader: config.requestIdHeader,
       accessLog: new AccessLog(config.accessLog, options.accessLogOut),
+      tracer: options.tracing?.tracer,
       warn: (fields, message) => this.logger.warn(fields, message),
     });
     const trafficListener = createTrafficListener({
@@ -418,6 +437,8 @@ export class Router {
 
   /** SIGTERM behaviour: drain, then release everything. Resolves when the process may exit 0. */
   async drainAndClose(): Promise<void> {
+    const { preStopDelayMs, drainTimeoutMs } = this.config.lifecycle;
+    const flushBy = performance.now() + preStopDelayMs + drainTimeoutMs;
     const drained = this.lifecycle.drain(
       { traffic: this.#traffic, inFlight: () => this.#inFlight, logger: this.logger },
       this.config.lifecycle,
@@ -425,6 +446,9 @@ export class Router {
     this.#admin.publish(); // readiness fails at once, not at the next heartbeat
     await drained;
     await this.close();
+    // The spans of the last requests (ended as close() ended their exchanges) go out within what
+    // is left of the drain deadline, and at least one export's worth when the drain used it all.
+    await this.#tracing?.shutdown(Math.max(flushBy - performance.now(), Math.min(this.config.tracing.exportTimeoutMs, 2_000)));
   }
 
   /** Closes listeners, discovery and upstream connections at once (no drain). */

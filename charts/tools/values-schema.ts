@@ -129,6 +129,7 @@ const chartValues = z
           'API keys the traffic port then requires; sets config.auth.apiKeysFile. Mounted as a directory (no subPath), so a change of the Secret reaches the router, which reloads the file, without a restart.',
           'api-keys.yaml',
         ),
+        tracingHeaders: secretRef('Headers of the OTLP trace exporter (a collector API key), one line name=value[,name=value]; sets config.tracing.headersFile.', 'headers'),
       })
       .strict()
       .describe('Secrets mounted read-only as files; the chart renders no secret value of yours (it creates only random ones: sessionKey, adminToken with create).'),

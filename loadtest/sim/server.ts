@@ -33,6 +33,7 @@ import { seededRng } from './random.ts';
 import { responseEvents, responseObject, type ResponseFacts } from './response-answers.ts';
 import { DEFAULT_STORED_RESPONSES, ResponseStore, type ResponseTurn } from './response-store.ts';
 import { SeqScheduler } from './scheduler.ts';
+import type { SimTracing } from './otlp-spans.ts';
 
 /** What the simulator received for one request id. */
 export interface ReceivedRecord {
@@ -75,6 +76,8 @@ export interface SimOptions {
    * slowed down for switchyard alone.
    */
   readonly record?: boolean;
+  /** An OTLP span per inference request, as vLLM's `--otlp-traces-endpoint` (loadtest/sim/otlp-spans.ts); none by default. */
+  readonly tracing?: Pick<SimTracing, 'start'>;
 }
 
 /** The Responses API route. */
@@ -104,6 +107,7 @@ export class EngineSimulator {
   readonly #kv: EngineKv | undefined;
   readonly #sockets = new Set<Socket>();
   readonly #record: boolean;
+  readonly #tracing: Pick<SimTracing, 'start'> | undefined;
   #succeeded = 0;
   #requests = 0;
   /** Engine-side times to first token (ms), from the whole request received to the first token, queue wait included; the first ENGINE_TTFT_SAMPLES kept. */
@@ -115,6 +119,7 @@ export class EngineSimulator {
     this.knobs = { ...DEFAULT_KNOBS, ...options.knobs };
     this.metricsDialect = options.metricsDialect ?? 'vllm';
     this.#record = options.record ?? true;
+    this.#tracing = options.tracing;
     this.#random = seededRng(options.seed ?? 1);
     this.responses = new ResponseStore(options.storedResponses ?? DEFAULT_STORED_RESPONSES);
     const clock = options.clock ?? (() => performance.now());
@@ -252,6 +257,10 @@ export class EngineSimulator {
       const opening = this.responses.open(payload);
       if (!opening.ok) return sendJson(res, opening.status, opening.error);
       response = opening.turn;
+    }
+    if (this.#tracing !== undefined) {
+      const span = this.#tracing.start(req.headers, acceptedAt, requestId);
+      res.once('close', () => span.end(res.statusCode));
     }
     if (knobs.stall) return; // hold the request open forever (until the client or close() ends it)
     if (knobs.failRate > 0 && this.#random() < knobs.failRate) {

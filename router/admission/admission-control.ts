@@ -7,7 +7,7 @@
  * rejections per second.
  */
 import { SwitchyardError } from '../errors/errors.ts';
-import type { RequestFacts } from '../scheduling/candidate.ts';
+import type { DecisionOutcome, RequestFacts } from '../scheduling/candidate.ts';
 import type { Schedule } from '../scheduling/profile.ts';
 import type { Priority } from '../scheduling/priority.ts';
 import { pressureReason, type PressureGauges, type PressureLimits, type PressureReason } from './router-pressure.ts';
@@ -51,9 +51,18 @@ export interface AdmissionControlDeps<T extends AdmissionCandidate> {
   now(): number;
 }
 
+/** An admitted request: where it goes, and how that was decided. */
+export interface Admitted<T> {
+  readonly kind: 'admit';
+  /** The endpoint to try first, then the retry candidates. */
+  readonly attempts: readonly T[];
+  /** How the scheduler decided (the decisions metric's `outcome`); undefined for decisions made outside the scheduler (tests). */
+  readonly outcome?: DecisionOutcome | undefined;
+}
+
 /** The outcome of admission after the body was read. */
 export type AdmissionResult<T> =
-  | { readonly kind: 'admit'; readonly attempts: readonly T[] }
+  | Admitted<T>
   | { readonly kind: 'reject'; readonly error: SwitchyardError }
   | { readonly kind: 'gone' };
 

@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { readSecretFile } from '../config/secret-file.ts';
 import { ApiKeysFile } from '../request/api-keys-file.ts';
+import { readExporterHeaders } from '../config/exporter-headers.ts';
 
 const USAGE = `Usage: switchyard check-config [FILE] [--config FILE] [options]
 
@@ -65,5 +66,6 @@ function checkNamedFiles(config: Config): void {
     ...Object.entries(config.discovery.sources).map(([name, source]): [string | undefined, string] => [source.apiKeyFile, `discovery.sources.${name}.apiKeyFile`]),
   ];
   for (const [path, option] of files) if (path !== undefined) readSecretFile(path, option);
+  if (config.tracing.headersFile !== undefined) readExporterHeaders(config.tracing.headersFile);
   if (config.auth.apiKeysFile !== undefined) ApiKeysFile.open(config.auth.apiKeysFile, { info: () => undefined, error: () => undefined });
 }

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { helpText } from '../config/options.ts';
-import { Router } from '../compose.ts';
+import { Router, loadTracing } from '../compose.ts';
+import { createLogger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { installProcessNet } from './process-net.ts';
 import { tuneProcess } from './process-tuning.ts';
@@ -47,7 +48,9 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   const loweredHelpers = tuneProcess();
   let router: Router;
   try {
-    router = new Router(loaded.config);
+    const logger = createLogger(loaded.config.logLevel);
+    // Loaded (or not: tracing off loads no OpenTelemetry module) before the router is built around it.
+    router = new Router(loaded.config, { logger, tracing: await loadTracing(loaded.config, logger) });
   } catch (err) {
     // Files named by the configuration (key files) are read and checked here.
     if (err instanceof ConfigError) {

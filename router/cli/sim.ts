@@ -4,12 +4,14 @@
  * router/), so it is imported on demand, only when this command runs.
  */
 
-const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [--record] [knobs]
+const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [--record] [--otlp-traces-endpoint URL] [knobs]
 
 Runs the engine simulator (an OpenAI/vLLM look-alike). --metrics-dialect picks whose metric names
 /metrics serves (default vllm; none answers it 404). --record keeps, per x-request-id, what arrived
 and a hash of what was sent (in-process tests read them; off by default, as it costs CPU per
-request). Knobs (times in ms):
+request). --otlp-traces-endpoint exports an llm_request span per inference request over OTLP
+HTTP/protobuf to that traces URL, the child of the request's traceparent, as vLLM's flag of the
+same name does. Knobs (times in ms):
 ${knobs}
 Each knob can also be set per request with an x-sim-<knob> header.
 `;
@@ -30,6 +32,7 @@ export async function sim(argv: readonly string[]): Promise<number> {
   let metricsDialect: (typeof SIM_METRICS_DIALECTS)[number] = 'vllm';
   // Off for benchmark engines: see SimOptions.record.
   let record = false;
+  let otlpTracesEndpoint: string | undefined;
   let parsed;
   try {
     parsed = knobsFromFlags(argv);
@@ -44,6 +47,7 @@ export async function sim(argv: readonly string[]): Promise<number> {
       if (value === undefined) throw new Error(`${flag} needs a value`);
       if (flag === '--listen') listen = value;
       else if (flag === '--model') model = value;
+      else if (flag === '--otlp-traces-endpoint') otlpTracesEndpoint = value;
       else if (flag === '--metrics-dialect') {
         const dialect = SIM_METRICS_DIALECTS.find((d) => d === value);
         if (dialect === undefined) throw new Error(`--metrics-dialect: expected one of ${SIM_METRICS_DIALECTS.join(', ')}`);
@@ -56,7 +60,8 @@ export async function sim(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const colon = listen.lastIndexOf(':');
-  const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect, record });
+  const tracing = otlpTracesEndpoint === undefined ? undefined : new (await import('../../loadtest/sim/otlp-spans.ts')).SimTracing(otlpTracesEndpoint, model);
+  const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect, record, ...(tracing === undefined ? {} : { tracing }) });
   const port = await engine.listen(listen.slice(0, colon), Number(listen.slice(colon + 1)));
   console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, metricsDialect, knobs: engine.knobs }));
   await new Promise<void>((resolve) => {
@@ -64,5 +69,6 @@ export async function sim(argv: readonly string[]): Promise<number> {
     process.once('SIGINT', () => resolve());
   });
   await engine.close();
+  await tracing?.close();
   return 0;
 }

@@ -30,7 +30,7 @@ function valueAt(tree: unknown, path: readonly string[]): unknown {
 /** The layer that set `option`, highest precedence first. */
 export function sourceOf(option: OptionSpec, layers: ConfigLayers): ValueSource {
   if (has(layers.fromFlags, option.path)) return 'flag';
-  if (has(layers.fromEnv, option.path)) return 'env';
+  if (has(layers.fromEnv, option.path) || has(layers.fromStandardEnv, option.path)) return 'env';
   if (has(layers.fromFile, option.path)) return 'file';
   return 'default';
 }
@@ -41,7 +41,7 @@ function sourceText(option: OptionSpec, layers: ConfigLayers): string {
     case 'flag':
       return `flag --${option.flag}`;
     case 'env':
-      return `env ${option.env}`;
+      return `env ${has(layers.fromEnv, option.path) ? option.env : (layers.standardSetBy.get(option.path.join('.')) ?? option.env)}`;
     case 'file':
       return `file ${layers.file ?? ''}`.trimEnd();
     case 'default':

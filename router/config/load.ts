@@ -11,6 +11,7 @@ import { environmentWarnings } from './environment.ts';
 import { configSchema, type Config } from './schema.ts';
 import { keysAt, OPTIONS, type OptionSpec } from './options.ts';
 import { isSecretPath, withoutUrlCredentials } from './secrets.ts';
+import { readStandardVariables } from './standard-env.ts';
 
 /** A configuration problem; the message names the field. Exit non-zero on it. */
 export class ConfigError extends Error {
@@ -279,6 +280,10 @@ export interface ConfigLayers {
   readonly file: string | undefined;
   readonly fromFile: Readonly<Tree>;
   readonly fromEnv: Readonly<Tree>;
+  /** What the standard OpenTelemetry variables set (below `SWITCHYARD_*`, above the file). */
+  readonly fromStandardEnv: Readonly<Tree>;
+  /** The standard variable that set each dotted key. */
+  readonly standardSetBy: ReadonlyMap<string, string>;
   readonly fromFlags: Readonly<Tree>;
 }
 
@@ -298,8 +303,11 @@ export function loadConfig(argv: readonly string[], env: Readonly<Record<string,
   const flags = fromFlags(argv);
   if (flags.help) return { kind: 'help' };
   const file = flags.configFile ?? env['SWITCHYARD_CONFIG'];
-  const layers: ConfigLayers = { file, fromFile: file === undefined ? {} : fromFile(file), fromEnv: fromEnv(env), fromFlags: flags.tree };
-  const layered = merge(merge(layers.fromFile, layers.fromEnv), layers.fromFlags);
+  const standard = readStandardVariables(env, (message) => new ConfigError(message));
+  const fromStandardEnv: Tree = {};
+  for (const [key, value] of standard.values) setPath(fromStandardEnv, key.split('.'), value);
+  const layers: ConfigLayers = { file, fromFile: file === undefined ? {} : fromFile(file), fromEnv: fromEnv(env), fromStandardEnv, standardSetBy: standard.setBy, fromFlags: flags.tree };
+  const layered = merge(merge(merge(layers.fromFile, layers.fromStandardEnv), layers.fromEnv), layers.fromFlags);
   const result = configSchema.safeParse(layered);
   if (!result.success) throw new ConfigError(`invalid configuration: ${describeIssues(result.error.issues, layered).join('; ')}`);
   return { kind: 'config', config: deepFreeze(result.data), warnings: environmentWarnings(env), layers };

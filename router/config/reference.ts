@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { OPTIONS } from './options.ts';
+import { standardVariablesOf } from './standard-env.ts';
 
 /** Path of the generated document. */
 export const REFERENCE_PATH = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
@@ -25,6 +26,12 @@ export function renderReference(): string {
     '- **Environment**: the variable in the table. Lists are comma-separated. A `SWITCHYARD_*` variable that sets',
     '  nothing is warned about once at start-up, naming the nearest one; Kubernetes service-link variables',
     '  (`SWITCHYARD_PORT`, `SWITCHYARD_SERVICE_HOST`, ...) are ignored.',
+    '- **Standard OpenTelemetry variables** (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_ENDPOINT`, ...) set the',
+    '  `tracing.*` keys they are listed with, below the `SWITCHYARD_*` variable of the same key and above the',
+    '  file; a signal-specific variable (`OTEL_EXPORTER_OTLP_TRACES_*`) wins over the general one.',
+    '  `OTEL_TRACES_EXPORTER=otlp` turns tracing on, `none` or `OTEL_SDK_DISABLED=true` off. Exporter headers',
+    '  are a secret: put them in `tracing.headersFile`; certificates and compression (`OTEL_EXPORTER_OTLP_CERTIFICATE`,',
+    '  `OTEL_EXPORTER_OTLP_COMPRESSION`, ...) are read by the OTLP exporter itself, as in every SDK.',
     '- **Flags**: the flag in the table; list flags repeat (`--backend URL --backend URL`). An unknown flag is',
     '  refused with the closest flag.',
     '',
@@ -44,7 +51,7 @@ export function renderReference(): string {
     const choices = option.choices ? ` One of: ${option.choices.map((c) => `\`${c}\``).join(', ')}.` : '';
     const description = (option.description + choices).replace(/\|/g, '\\|');
     const flag = option.fileOnly ? 'file only' : `\`--${option.flag}\``;
-    const env = option.fileOnly ? 'file only' : `\`${option.env}\``;
+    const env = option.fileOnly ? 'file only' : [option.env, ...standardVariablesOf(option.path.join('.'))].map((name) => `\`${name}\``).join(', ');
     lines.push(`| \`${option.path.join('.')}\` | ${flag} | ${env} | ${defaultText} | ${description} |`);
   }
   return `${lines.join('\n')}\n`;

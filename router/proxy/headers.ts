@@ -82,7 +82,17 @@ export interface UpstreamHeaderContext {
   readonly trustedClient: boolean;
   readonly requestIdHeader: string;
   readonly requestId: string;
+  /**
+   * With tracing on: the router span's W3C trace context (`traceparent`
+   * and, when any, `tracestate`; a flat name/value list), sent in place of
+   * the client's so the engine's span is the router span's child. Undefined:
+   * the client's trace context passes through untouched.
+   */
+  readonly traceContext?: readonly string[] | undefined;
 }
+
+/** W3C Trace Context headers (https://www.w3.org/TR/trace-context/#relationship-between-the-headers). */
+const TRACE_CONTEXT = new Set(['traceparent', 'tracestate']);
 
 /** Headers the router sets itself, so the client's copies are dropped. */
 const REPLACED_ON_REQUEST = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'forwarded', 'authorization']);
@@ -121,8 +131,10 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], ctx: Upstr
     const lower = name.toLowerCase();
     if (isHopByHop(lower) || REPLACED_ON_REQUEST.has(lower) || lower === requestIdHeader || named?.has(lower)) continue;
     if (!trusted && isForwardingHeader(lower)) continue;
+    if (ctx.traceContext !== undefined && TRACE_CONTEXT.has(lower)) continue;
     out.push(name, rawHeaders[i + 1] as string);
   }
+  if (ctx.traceContext !== undefined) out.push(...ctx.traceContext);
   if (ctx.clientAddress !== undefined) {
     out.push('x-forwarded-for', !trusted || forwardedFor === undefined ? ctx.clientAddress : `${forwardedFor}, ${ctx.clientAddress}`);
   }

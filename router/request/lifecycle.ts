@@ -19,13 +19,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toSwitchyardError, type SwitchyardError } from '../errors/errors.ts';
-import type { AdmissionControl } from '../admission/admission-control.ts';
+import type { AdmissionControl, Admitted } from '../admission/admission-control.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { ForwardOutcome, ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { requestPriority, type Priority } from '../scheduling/priority.ts';
 import type { AccessLog, AccessRecord } from './access-log.ts';
+import type { RequestTrace, RequestTracer } from './request-trace.ts';
 import type { BodyReader, ReadRequest } from './body-reader.ts';
 import { ClientGoneError } from './read-body.ts';
 import type { Classifier } from './classify.ts';
@@ -74,6 +75,8 @@ export interface LifecycleDeps {
   readonly requestIdHeader: string;
   /** One line per request once it is over (off by default). */
   readonly accessLog?: AccessLog | undefined;
+  /** A span per request (tracing on); undefined: none, and the client's trace context passes through. */
+  readonly tracer?: RequestTracer | undefined;
   /** Warnings about one request; the fields always carry its `requestId`. */
   readonly warn?: ((fields: Record<string, unknown>, message: string) => void) | undefined;
 }
@@ -94,6 +97,7 @@ export class RequestLifecycle {
     const arrivedAt = performance.now();
     const requestId = acceptableRequestId(req.headers[deps.requestIdHeader]) ?? randomUUID();
     const trusted = deps.priority.trusted(req.socket.remoteAddress);
+    const trace = deps.tracer?.start({ method: req.method ?? 'POST', route: route.path, headers: req.headers, trustedParent: trusted, requestId, at: arrivedAt });
     // Stages: authentication, then the tenant's quota, before the body is read.
     let access: TenantAccess | undefined;
     if (deps.tenants !== undefined) {
@@ -104,7 +108,7 @@ export class RequestLifecycle {
         deps.answer.error(req, res, error, [deps.requestIdHeader, requestId], bodyPending(req));
         deps.observer.countRequest(route.path, 'unknown', error.status);
         if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
-        this.#logAccess({ requestId, route: route.path, model: 'unknown', status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt, bytes: 0 });
+        this.#over({ requestId, route: route.path, model: 'unknown', status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt, bytes: 0 }, trace);
         return;
       }
       // Set on the response itself, so the engine's answer and the router's own errors both carry them.
@@ -119,9 +123,10 @@ export class RequestLifecycle {
       deps.answer.error(req, res, pressure, [deps.requestIdHeader, requestId, 'connection', 'close'], true);
       deps.observer.countRequest(route.path, 'unknown', pressure.status);
       deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
-      this.#logAccess({ requestId, route: route.path, model: 'unknown', tenant: access?.tenant, status: pressure.status, reason: pressure.code, durationMs: performance.now() - arrivedAt, bytes: 0 });
+      this.#over({ requestId, route: route.path, model: 'unknown', tenant: access?.tenant, status: pressure.status, reason: pressure.code, durationMs: performance.now() - arrivedAt, bytes: 0 }, trace);
       return;
     }
+    trace?.stage('admitted', performance.now(), { 'switchyard.priority': priority });
     deps.inFlight.increment();
     const read: ReadRequest = deps.reader.open(route.body, req);
     let modelLabel = 'unknown';
@@ -138,7 +143,9 @@ export class RequestLifecycle {
       const scheduling = performance.now();
       let attempts: readonly EndpointState[];
       try {
-        attempts = await this.#schedule(facts, priority, res, access?.tenant);
+        const decision = await this.#schedule(facts, priority, res, access?.tenant);
+        attempts = decision.attempts;
+        trace?.stage('scheduled', performance.now(), { 'switchyard.endpoint': decision.attempts[0]?.id, 'switchyard.schedule.outcome': decision.outcome, 'switchyard.retry_candidates': decision.attempts.length - 1 });
       } finally {
         queueMs = performance.now() - scheduling;
       }
@@ -150,7 +157,7 @@ export class RequestLifecycle {
           : body.bytes;
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
-        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant, queueMs,
+        route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant, queueMs, trace,
         settle: () => {
           read.release();
           access?.release();
@@ -165,7 +172,7 @@ export class RequestLifecycle {
       if (err instanceof ClientGoneError) {
         res.destroy();
         deps.observer.countRequest(route.path, modelLabel, 0);
-        this.#logAccess({ ...base, status: 0, reason: 'client_gone', durationMs: performance.now() - arrivedAt });
+        this.#over({ ...base, status: 0, reason: 'client_gone', durationMs: performance.now() - arrivedAt }, trace);
         return;
       }
       const error = toSwitchyardError(err);
@@ -174,24 +181,29 @@ export class RequestLifecycle {
       deps.observer.countRequest(route.path, modelLabel, error.status);
       if (error.code === 'SWITCHYARD_BODY_BUDGET') deps.observer.countShed('body_budget', priority);
       if (error.status === 429) deps.observer.observeShed((performance.now() - arrivedAt) / 1000);
-      this.#logAccess({ ...base, status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt });
+      this.#over({ ...base, status: error.status, reason: error.code, durationMs: performance.now() - arrivedAt }, trace);
     }
   }
 
-  #logAccess(record: AccessRecord): void {
+  /** A request is over: its access line, and the end of its span. */
+  #over(record: AccessRecord, trace: RequestTrace | undefined): void {
     if (this.#deps.accessLog?.enabled === true) this.#deps.accessLog.write(record);
+    trace?.end(record, performance.now());
   }
 
   /** Bookkeeping once the upstream exchange is over: the access line, and a warning when an engine's failure reached the client. */
-  #finished(request: { readonly requestId: string; readonly route: LifecycleRoute; readonly facts: RequestFacts; readonly tenant: string | undefined; readonly arrivedAt: number; readonly queueMs: number }, outcome: ForwardOutcome): void {
+  #finished(
+    request: { readonly requestId: string; readonly route: LifecycleRoute; readonly facts: RequestFacts; readonly tenant: string | undefined; readonly arrivedAt: number; readonly queueMs: number; readonly trace: RequestTrace | undefined },
+    outcome: ForwardOutcome,
+  ): void {
     const { requestId, facts, tenant } = request;
     const endpoint = outcome.endpoint.id;
     if (outcome.failure !== undefined && outcome.failure !== 'client-abort') {
       this.#deps.warn?.({ requestId, endpoint, kind: outcome.failure, status: outcome.status, model: facts.model }, 'an engine failure reached the client');
     }
-    // Checked before the record is built: this runs for every forwarded request, and the log is off by default.
-    if (this.#deps.accessLog?.enabled !== true) return;
-    this.#deps.accessLog.write({
+    // Checked before the record is built: this runs for every forwarded request, and both are off by default.
+    if (this.#deps.accessLog?.enabled !== true && request.trace === undefined) return;
+    this.#over({
       requestId,
       route: request.route.path,
       model: facts.model,
@@ -204,11 +216,11 @@ export class RequestLifecycle {
       ttfbMs: outcome.firstByteAt === undefined ? undefined : outcome.firstByteAt - request.arrivedAt,
       durationMs: performance.now() - request.arrivedAt,
       bytes: outcome.bytes,
-    });
+    }, request.trace);
   }
 
   /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
-  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Promise<readonly EndpointState[]> {
+  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Promise<Admitted<EndpointState>> {
     const admission = this.#deps.admission;
     let decision;
     if (admission.mayQueue) {
@@ -222,7 +234,7 @@ export class RequestLifecycle {
     }
     if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
     if (decision.kind === 'reject') throw decision.error;
-    return decision.attempts;
+    return decision;
   }
 
   #forward(request: {
@@ -240,6 +252,7 @@ export class RequestLifecycle {
     tenant: string | undefined;
     /** Time spent scheduling (the router queue included). */
     queueMs: number;
+    trace: RequestTrace | undefined;
     settle: () => void;
   }): void {
     const deps = this.#deps;
@@ -248,7 +261,7 @@ export class RequestLifecycle {
     deps.forward({
       res: request.res,
       path: request.target,
-      headers: upstreamRequestHeaders(req.rawHeaders, { clientAddress: req.socket.remoteAddress, trustedClient: request.trusted, requestIdHeader: deps.requestIdHeader, requestId: request.requestId }),
+      headers: upstreamRequestHeaders(req.rawHeaders, { clientAddress: req.socket.remoteAddress, trustedClient: request.trusted, requestIdHeader: deps.requestIdHeader, requestId: request.requestId, traceContext: request.trace?.upstreamHeaders }),
       // Which Authorization an engine gets depends on its source: the forwarder decides per attempt
       // (with API keys on, forwarding the client's header is off: it was the client's key to this router).
       clientAuthorization: req.headers.authorization,

@@ -9,6 +9,7 @@ import { postJson, startRouterProcess } from '../kit/harness.ts';
 
 const MODEL = 'm-imports';
 const LOADTEST = new URL('../../loadtest/', import.meta.url).href;
+const OPENTELEMETRY = new URL('../../node_modules/@opentelemetry/', import.meta.url).href;
 
 /**
  * The router image ships without most of loadtest/, and the product must not
@@ -25,11 +26,12 @@ describe('switchyard serve', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('loads no module under loadtest/, from start-up through a routed stream', async () => {
-    const log = join(dir, 'modules.txt');
+  /** The URLs of every module `serve` with `flags` loaded, from start-up through a routed stream. */
+  async function modulesLoaded(name: string, flags: readonly string[]): Promise<string[]> {
+    const log = join(dir, `${name}.txt`);
     const hook = new URL('../kit/module-log-hook.ts', import.meta.url);
     hook.searchParams.set('log', log);
-    const router = await startRouterProcess(['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--lifecycle-pre-stop-delay-ms', '0'], ['--import', hook.href]);
+    const router = await startRouterProcess(['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--lifecycle-pre-stop-delay-ms', '0', ...flags], ['--import', hook.href]);
     try {
       const base = `http://127.0.0.1:${router.traffic}`;
       await waitForModels(base);
@@ -41,10 +43,29 @@ describe('switchyard serve', () => {
     }
     const loaded = readFileSync(log, 'utf8').split('\n');
     assert.ok(loaded.includes(new URL('../../router/compose.ts', import.meta.url).href), 'the hook saw the router load');
+    return loaded;
+  }
+
+  it('loads no module under loadtest/ and, with tracing off, no OpenTelemetry SDK or exporter', async () => {
+    const loaded = await modulesLoaded('default', []);
     assert.deepEqual(
       loaded.filter((url) => url.startsWith(LOADTEST)),
       [],
       'modules under loadtest/ that `switchyard serve` loaded',
     );
+    // @opentelemetry/api itself (its no-op API, no SDK) is required by prom-client for exemplars, tracing or not.
+    assert.deepEqual(
+      loaded.filter((url) => url.startsWith(OPENTELEMETRY) && !url.startsWith(`${OPENTELEMETRY}api/`)),
+      [],
+      'OpenTelemetry modules loaded with tracing off',
+    );
+  });
+
+  it('loads OpenTelemetry with tracing on, and only the configured exporter (no gRPC for OTLP over HTTP)', async () => {
+    // The collector is not there: export fails in the background and the request is served all the same.
+    const loaded = await modulesLoaded('tracing', ['--tracing-enabled', '--tracing-endpoint', 'http://127.0.0.1:9']);
+    assert.ok(loaded.some((url) => url.startsWith(`${OPENTELEMETRY}sdk-trace/`)), 'the tracing SDK was loaded');
+    assert.ok(loaded.some((url) => url.startsWith(`${OPENTELEMETRY}exporter-trace-otlp-proto/`)), 'the HTTP/protobuf exporter was loaded');
+    assert.ok(!loaded.some((url) => url.startsWith(`${OPENTELEMETRY}exporter-trace-otlp-grpc/`) || url.includes('/node_modules/@grpc/')), 'no gRPC module was loaded');
   });
 });

@@ -210,6 +210,11 @@ reloaded by the router without a restart.
 {{- $out = append $out (dict "volume" "api-keys" "secret" .existingSecret "dir" (printf "%s/api-keys" $base) "items" (list (dict "key" .key "path" "api-keys.yaml"))) }}
 {{- end }}
 {{- end }}
+{{- with $s.tracingHeaders }}
+{{- if .existingSecret }}
+{{- $out = append $out (dict "volume" "tracing-headers" "secret" .existingSecret "dir" (printf "%s/tracing" $base) "items" (list (dict "key" .key "path" "headers"))) }}
+{{- end }}
+{{- end }}
 {{- toJson $out }}
 {{- end }}
 
@@ -253,6 +258,11 @@ the mounted Secrets).
 {{- $_ = set (get $sources $name) "apiKeyFile" $file }}
 {{- end }}
 {{- $_ = set $c "discovery" $d }}
+{{- end }}
+{{- if .Values.secrets.tracingHeaders.existingSecret }}
+{{- $tr := get $c "tracing" | default dict }}
+{{- $_ = set $tr "headersFile" (printf "%s/tracing/headers" $base) }}
+{{- $_ = set $c "tracing" $tr }}
 {{- end }}
 {{- include "switchyard.sharedStateConfig" (dict "config" $c "secrets" .Values.secrets "base" $base) }}
 {{- /* Under an HPA the replica count (load.replicas) is maxReplicas: a ceiling that holds while the
