@@ -36,7 +36,13 @@
  * `--access-log json|text` adds switchyard with its access log on (to a pipe the harness reads),
  * to the same rounds: what one line per request costs.
  *
- *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR] [--before DIR] [--access-log json|text]
+ * `--tracing RATIO[,RATIO...]` adds switchyard with OpenTelemetry tracing on at each sampling
+ * ratio (e.g. `0.01,1`), exporting OTLP/HTTP protobuf to a sink in this process that answers 200
+ * (baselines/otlp-sink.ts): what a span per request costs, sampled or not. With 0.01 among them,
+ * a bar holds 1% sampling to 1.05× switchyard without tracing; with `--before`, one holds today's
+ * switchyard (tracing and the access log off) within the earlier checkout's range of rounds.
+ *
+ *   npm run bench -- cpu-per-request [--quick | --smoke] [--peer off] [--breakdown DIR] [--before DIR] [--access-log json|text] [--tracing RATIOS]
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +53,7 @@ import { canPin } from '../../tests/kit/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
 import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
+import { startOtlpSink, type OtlpSink } from './baselines/otlp-sink.ts';
 import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, SAFE_START_OFF, startBareForwarder, startEngineProcesses, startNginxProxy, startPeer, startRouterSystem, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
 
 const MODEL = 'bench';
@@ -103,7 +110,25 @@ interface RateSample {
   readonly cpuUs: number;
 }
 
-async function startSystems(engines: Engines, core: number | undefined, peer: boolean, before: RouterCheckout | undefined, accessLog: string | undefined): Promise<System[]> {
+/** The name of switchyard with tracing on at `ratio`. */
+const tracingName = (ratio: number) => `switchyard tracing ${+(ratio * 100).toPrecision(3)}%`;
+
+/** The sampling ratios of `--tracing`; empty without it. */
+function tracingRatios(value: string | undefined): number[] {
+  if (value === undefined) return [];
+  const ratios = value.split(',').map(Number);
+  if (ratios.some((r) => !(r >= 0 && r <= 1))) throw new Error('--tracing: sampling ratios between 0 and 1, comma-separated, e.g. 0.01,1');
+  return ratios;
+}
+
+async function startSystems(
+  engines: Engines,
+  core: number | undefined,
+  peer: boolean,
+  before: RouterCheckout | undefined,
+  accessLog: string | undefined,
+  tracing: { readonly ratios: readonly number[]; readonly sink: OtlpSink | undefined },
+): Promise<System[]> {
   const upstream = engines.urls[0] as string;
   const at = core === undefined ? {} : { core };
   const systems: System[] = [];
@@ -114,6 +139,10 @@ async function startSystems(engines: Engines, core: number | undefined, peer: bo
     if (before !== undefined) systems.push(await startRouterSystem(engines.urls, { ...at, checkout: before, args: SAFE_START_OFF }));
     systems.push(await startRouterSystem(engines.urls, { ...at, name: 'switchyard round-robin', args: ['--routing-policy', 'round-robin'] }));
     if (accessLog !== undefined) systems.push(await startRouterSystem(engines.urls, { ...at, name: `switchyard access log ${accessLog}`, args: ['--access-log', accessLog] }));
+    for (const ratio of tracing.ratios) {
+      const args = ['--tracing-enabled', '--tracing-sampler-arg', String(ratio), '--tracing-endpoint', tracing.sink?.url ?? ''];
+      systems.push(await startRouterSystem(engines.urls, { ...at, name: tracingName(ratio), args }));
+    }
     const vllmRouter = peer ? await startPeer(engines.urls, MODEL, core) : { unavailable: 'turned off with --peer off' };
     if ('unavailable' in vllmRouter) console.error(`peer router skipped: ${vllmRouter.unavailable}`);
     else systems.push(vllmRouter);
@@ -200,7 +229,8 @@ function profiledSystems(engines: Engines, core: number | undefined, before: Rou
 
 /** Entry point; returns the exit code. */
 export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before', 'access-log']);
+  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before', 'access-log', 'tracing']);
+  const ratios = tracingRatios(options.extra['tracing']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const version = abVersion();
   if (version === undefined) throw new Error('ab (ApacheBench) is not installed: apt-get install apache2-utils');
@@ -216,8 +246,9 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   const rateSamples: RateSample[] = [];
   let stages: Map<string, StageShares> | undefined;
   const before = routerCheckout(options.extra['before']);
+  const sink = ratios.length === 0 ? undefined : await startOtlpSink();
   try {
-    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', before, options.extra['access-log']);
+    systems = await startSystems(engines, core, options.extra['peer'] !== 'off', before, options.extra['access-log'], { ratios, sink });
     for (const system of systems) await prime(system, plan, bodyFile, clientCore);
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of MODES) for (const system of systems) samples.push(await sample(system, mode, round, plan.requests[mode], bodyFile, clientCore));
@@ -233,8 +264,10 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   } finally {
     await stopAll(systems);
     await engines.stop();
+    await sink?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
+  if (sink !== undefined) console.error(`OTLP sink: ${sink.received.exports} exports, ${(sink.received.bytes / 1e6).toFixed(1)} MB`);
   return report(argv, options, samples, rateSamples, stages, version, plan.equalRate.ratePerS);
 }
 
@@ -252,6 +285,15 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     const beside = names.filter((name) => name.startsWith('switchyard@')).concat(has(BARE_FORWARDER_NAME) ? [BARE_FORWARDER_NAME] : []);
     const others = beside.map((name) => `; ${name} ${ratio(cost(name, 'keep-alive').median / peer)}`).join('');
     bars.check('performance', 'keep-alive CPU per request ≤ 1.1× vllm-router (median of rounds)', router <= 1.1 * peer, `${router.toFixed(1)} vs ${peer.toFixed(1)} µs = ${ratio(router / peer)}${others}`);
+  }
+  if (has(tracingName(0.01))) {
+    const [traced, plain] = [cost(tracingName(0.01), 'keep-alive').median, cost('switchyard', 'keep-alive').median];
+    bars.check('performance', 'tracing at 1% sampling ≤ 1.05× switchyard without tracing (keep-alive, median of rounds)', traced <= 1.05 * plain, `${traced.toFixed(1)} vs ${plain.toFixed(1)} µs = ${ratio(traced / plain)}`);
+  }
+  const earlier = names.find((name) => name.startsWith('switchyard@'));
+  if (earlier !== undefined) {
+    const [today, then] = [cost('switchyard', 'keep-alive').median, cost(earlier, 'keep-alive')];
+    bars.check('performance', `switchyard (tracing and the access log off) within ${earlier}'s range of rounds (keep-alive)`, today <= then.max, `${today.toFixed(1)} µs vs ${then.min.toFixed(1)}-${then.max.toFixed(1)} µs`);
   }
   const policyExtra = cost('switchyard', 'keep-alive').median - cost('switchyard round-robin', 'keep-alive').median;
   bars.check('performance', "the default policy's extra CPU over round-robin ≤ 5 µs per request (keep-alive)", policyExtra <= 5, `${policyExtra.toFixed(1)} µs`);

@@ -126,7 +126,7 @@ export class RequestLifecycle {
       this.#over({ requestId, route: route.path, model: 'unknown', tenant: access?.tenant, status: pressure.status, reason: pressure.code, durationMs: performance.now() - arrivedAt, bytes: 0 }, trace);
       return;
     }
-    trace?.stage('admitted', performance.now(), { 'switchyard.priority': priority });
+    if (trace?.recording === true) trace.stage('admitted', performance.now(), { 'switchyard.priority': priority });
     deps.inFlight.increment();
     const read: ReadRequest = deps.reader.open(route.body, req);
     let modelLabel = 'unknown';
@@ -145,7 +145,7 @@ export class RequestLifecycle {
       try {
         const decision = await this.#schedule(facts, priority, res, access?.tenant);
         attempts = decision.attempts;
-        trace?.stage('scheduled', performance.now(), { 'switchyard.endpoint': decision.attempts[0]?.id, 'switchyard.schedule.outcome': decision.outcome, 'switchyard.retry_candidates': decision.attempts.length - 1 });
+        if (trace?.recording === true) trace.stage('scheduled', performance.now(), { 'switchyard.endpoint': decision.attempts[0]?.id, 'switchyard.schedule.outcome': decision.outcome, 'switchyard.retry_candidates': decision.attempts.length - 1 });
       } finally {
         queueMs = performance.now() - scheduling;
       }
@@ -202,7 +202,7 @@ export class RequestLifecycle {
       this.#deps.warn?.({ requestId, endpoint, kind: outcome.failure, status: outcome.status, model: facts.model }, 'an engine failure reached the client');
     }
     // Checked before the record is built: this runs for every forwarded request, and both are off by default.
-    if (this.#deps.accessLog?.enabled !== true && request.trace === undefined) return;
+    if (this.#deps.accessLog?.enabled !== true && request.trace?.recording !== true) return;
     this.#over({
       requestId,
       route: request.route.path,

@@ -31,6 +31,8 @@ export type TraceAttributes = Readonly<Record<string, string | number | boolean 
 export interface RequestTrace {
   /** `traceparent` (and `tracestate`) naming this span, to send to the engine in place of the client's; a flat name/value list. */
   readonly upstreamHeaders: readonly string[];
+  /** False when the span is not sampled: stages and the end record nothing (callers skip building their attributes). */
+  readonly recording: boolean;
   /** Marks a stage passed at `at`. */
   stage(stage: TraceStage, at: number, attributes?: TraceAttributes): void;
   /** Ends the span with what the access log records of the request (`at`: its end). */

@@ -189,31 +189,27 @@ class OtelRequestTracer implements RequestTracer {
   }
 
   start(request: TraceStart): RequestTrace {
-    const attributes: Attributes = {
-      'http.request.method': request.method,
-      'http.route': request.route,
-      'url.path': request.route,
-      'switchyard.request_id': request.requestId,
-    };
-    const operation = OPERATIONS[request.route];
-    if (operation !== undefined) attributes['gen_ai.operation.name'] = operation;
-    const span = this.#tracer.startSpan(
-      `${request.method} ${request.route}`,
-      { kind: SpanKind.SERVER, startTime: request.at, attributes },
-      parentContext(request.headers, request.trustedParent),
-    );
+    const span = this.#tracer.startSpan(`${request.method} ${request.route}`, { kind: SpanKind.SERVER, startTime: request.at }, parentContext(request.headers, request.trustedParent));
+    // Attributes only for a sampled span: most requests' spans are not, and they are on the hot path.
+    if (span.isRecording()) {
+      span.setAttributes({ 'http.request.method': request.method, 'http.route': request.route, 'url.path': request.route, 'switchyard.request_id': request.requestId });
+      const operation = OPERATIONS[request.route];
+      if (operation !== undefined) span.setAttribute('gen_ai.operation.name', operation);
+    }
     return new OtelRequestTrace(span, request.at);
   }
 }
 
 class OtelRequestTrace implements RequestTrace {
   readonly upstreamHeaders: readonly string[];
+  readonly recording: boolean;
   readonly #span: Span;
   readonly #startedAt: number;
 
   constructor(span: Span, startedAt: number) {
     this.#span = span;
     this.#startedAt = startedAt;
+    this.recording = span.isRecording();
     const context = span.spanContext();
     const traceparent = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
     const tracestate = context.traceState?.serialize();
@@ -221,13 +217,13 @@ class OtelRequestTrace implements RequestTrace {
   }
 
   stage(stage: TraceStage, at: number, attributes?: TraceAttributes): void {
-    if (!this.#span.isRecording()) return;
+    if (!this.recording) return;
     this.#span.addEvent(`switchyard.${stage}`, definedOnly(attributes), at);
   }
 
   end(record: AccessRecord, at: number): void {
     const span = this.#span;
-    if (!span.isRecording()) return;
+    if (!this.recording) return;
     if (record.ttfbMs !== undefined) span.addEvent('switchyard.first_byte', {}, this.#startedAt + record.ttfbMs);
     span.setAttributes(
       definedOnly({
