@@ -359,6 +359,7 @@ export class Router {
           discovery: () => this.#kubernetes?.debugStatus() ?? [],
           scrapeFailure: (state) => this.#scraper.failure(state),
           scrapeDialect: (state) => this.#scraper.dialect(state),
+          sessionsByEndpoint: () => this.#shared?.sessions.sessionsByEngine(),
         }),
     });
     this.#admin = new AdminPort({

@@ -36,7 +36,7 @@ describe('switchyard status table', () => {
         synced: true,
         routerInFlight: 5,
         endpoints: [
-          endpoint('inference/vllm-0', { load: { safeStart: { phase: 'probing', limit: 12 } } }),
+          endpoint('inference/vllm-0', { sessions: 17, load: { safeStart: { phase: 'probing', limit: 12 } } }),
           endpoint('inference/vllm-1', { inFlight: 0, scrape: { metrics: 'unavailable', ageMs: null, waiting: null, kvCacheUsage: null }, health: { ejected: true, ejectedUntil: '2026-12-05T22:00:30.000Z' } }),
         ],
         discovery: [{ name: 'default', kind: 'pods', namespace: 'inference', selector: 'app=vllm', synced: true, healthy: true, endpoints: 2, skippedCount: 22, skipped: [{ id: 'inference/vllm-x', reason: 'no pod IP yet' }] }],
@@ -44,9 +44,9 @@ describe('switchyard status table', () => {
       NOW,
     );
     assert.deepEqual(text, [
-      'ENDPOINT          MODELS  STATE                IN FLIGHT  WAITING  KV   SAFE START  SCRAPE',
-      'inference/vllm-0  m       routable             2          3        26%  probing 12  fresh 0.4 s',
-      'inference/vllm-1  m       ejected (30 s left)  0          -        -    -           unavailable',
+      'ENDPOINT          MODELS  STATE                IN FLIGHT  WAITING  KV   SESSIONS  SAFE START  SCRAPE',
+      'inference/vllm-0  m       routable             2          3        26%  17        probing 12  fresh 0.4 s',
+      'inference/vllm-1  m       ejected (30 s left)  0          -        -    -         -           unavailable',
       '',
       '2 endpoints, 1 routable; router in flight 5; discovery synced',
       'source default (pods in inference, app=vllm): healthy, 2 endpoints, 22 skipped',

@@ -20,6 +20,8 @@ export interface DebugEndpoint {
   readonly draining: boolean;
   readonly routable: boolean;
   readonly inFlight: number;
+  /** Shared sessions the router holds on the endpoint; null without Redis. */
+  readonly sessions?: number | null;
   readonly load?: { readonly safeStart?: { readonly phase?: string; readonly limit?: number } | null };
   readonly scrape?: { readonly metrics?: string; readonly ageMs?: number | null; readonly waiting?: number | null; readonly kvCacheUsage?: number | null; readonly lastError?: string | null };
   readonly health?: {
@@ -66,7 +68,7 @@ const seconds = (ms: number | null | undefined) => (ms === null || ms === undefi
 
 /** The table, sources and skipped objects as text lines; `now` is the reader's clock (ms). */
 export function statusTable(document: DebugDocument, now: number): string[] {
-  const header = ['ENDPOINT', 'MODELS', 'STATE', 'IN FLIGHT', 'WAITING', 'KV', 'SAFE START', 'SCRAPE'];
+  const header = ['ENDPOINT', 'MODELS', 'STATE', 'IN FLIGHT', 'WAITING', 'KV', 'SESSIONS', 'SAFE START', 'SCRAPE'];
   const rows = (document.endpoints ?? []).map((e) => [
     e.id,
     e.models === null ? dash : e.models.join(',') || dash,
@@ -74,6 +76,7 @@ export function statusTable(document: DebugDocument, now: number): string[] {
     String(e.inFlight),
     count(e.scrape?.waiting),
     percent(e.scrape?.kvCacheUsage),
+    count(e.sessions),
     e.load?.safeStart ? `${e.load.safeStart.phase ?? '?'} ${e.load.safeStart.limit ?? ''}`.trim() : dash,
     e.scrape?.metrics === 'fresh' || e.scrape?.metrics === 'stale' ? `${e.scrape.metrics} ${seconds(e.scrape.ageMs)}` : (e.scrape?.metrics ?? dash),
   ]);

@@ -17,6 +17,8 @@ export interface DebugSources {
   scrapeDialect(state: EndpointState): DialectStatus;
   /** State of each Kubernetes discovery source (sync, errors, restarts); empty for static discovery. */
   discovery?(): readonly unknown[];
+  /** Shared sessions this replica holds, per endpoint id; undefined without Redis (sessions then go by hashing, with no table). */
+  sessionsByEndpoint?(): ReadonlyMap<string, number> | undefined;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined || ms === 0 ? null : new Date(ms).toISOString());
@@ -25,6 +27,7 @@ const iso = (ms: number | undefined) => (ms === undefined || ms === 0 ? null : n
 export function debugEndpointsDocument(view: LoadView, routerInFlight: number, sources: DebugSources): unknown {
   view.tick();
   const now = view.clock.now;
+  const sessions = sources.sessionsByEndpoint?.();
   return {
     version: view.version,
     synced: view.synced,
@@ -46,6 +49,8 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
         inFlight: state.inFlight,
         // The other replicas' open requests, from the shared state (0 without Redis or while degraded).
         othersInFlight: state.othersInFlight,
+        // Shared sessions this replica knows to be on the endpoint; null without Redis.
+        sessions: sessions === undefined ? null : (sessions.get(state.id) ?? 0),
         load: {
           estimatedWaiting: state.estimatedWaiting,
           loadScore: state.loadScore,

@@ -74,6 +74,16 @@ describe('SessionAssignments against a real redis-server', () => {
     assert.ok(!keys[0]!.includes('conversation'), 'Redis holds a digest, not the key');
   });
 
+  it('counts the sessions it holds per engine, for /debug/endpoints and switchyard status', async () => {
+    const [a, b] = await start(2);
+    for (const [key, engine] of [['s1', 'e1'], ['s2', 'e1'], ['s3', 'e2']] as const) a!.sessions.assign(n(key), undefined, engine);
+    await settle();
+    assert.deepEqual(Object.fromEntries(a!.sessions.sessionsByEngine()), { e1: 2, e2: 1 });
+    assert.deepEqual(Object.fromEntries(b!.sessions.sessionsByEngine()), {}, 'another replica counts only what it read or made');
+    await b!.sessions.lookUp(n('s3'));
+    assert.deepEqual(Object.fromEntries(b!.sessions.sessionsByEngine()), { e2: 1 });
+  });
+
   it('records a move by compare-and-set, so a replica moving off an engine someone already moved from follows that move', async () => {
     const [a, b] = await start(2, { localCacheMs: 60_000 });
     const reader = replica(server.url, { localCacheMs: 0 });

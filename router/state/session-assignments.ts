@@ -130,6 +130,17 @@ export class SessionAssignments {
     return { entries: this.#local.size, bytes: this.#bytes };
   }
 
+  /**
+   * Sessions per engine id among those this replica holds (read or made within the local cache's
+   * bounds): what `/debug/endpoints` shows. Walks the table, so it is for the admin port, not for
+   * requests.
+   */
+  sessionsByEngine(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const entry of this.#local.values()) counts.set(entry.engine, (counts.get(entry.engine) ?? 0) + 1);
+    return counts;
+  }
+
   /** The assignment this replica read or made within `localCacheMs`; no I/O but a due TTL refresh (not awaited). */
   cached(name: SessionName): string | undefined {
     const entry = this.#local.get(name);

@@ -1,63 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { SamplingDecision, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { configSchema } from '../config/schema.ts';
-import { RouterSampler, createTracing, exportUrl, parentContext } from './otel-tracing.ts';
-
-const TRACE = '0af7651916cd43dd8448eb211c80319c';
-const SAMPLED = `00-${TRACE}-b7ad6b7169203331-01`;
-const UNSAMPLED = `00-${TRACE}-b7ad6b7169203331-00`;
+import { createTracing, exportUrl } from './otel-tracing.ts';
 
 const tracingConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ tracing: { enabled: true, ...overrides } }).tracing;
-const decide = (sampler: RouterSampler, headers: Record<string, string>, trusted: boolean, traceId = TRACE) =>
-  sampler.shouldSample(parentContext(headers, trusted), traceId).decision;
-
-describe('RouterSampler', () => {
-  it("follows a trusted proxy's sampled flag either way (parent-based)", () => {
-    const sampler = new RouterSampler({ sampler: 'parentbased_traceidratio', samplerArg: 0.5 }, () => 0.99);
-    assert.equal(decide(sampler, { traceparent: SAMPLED }, true), SamplingDecision.RECORD_AND_SAMPLED);
-    assert.equal(decide(sampler, { traceparent: UNSAMPLED }, true), SamplingDecision.NOT_RECORD);
-  });
-
-  it("lets the ratio decide for an untrusted client, by a random draw, whatever its flag or trace id", () => {
-    const never = new RouterSampler({ sampler: 'parentbased_traceidratio', samplerArg: 0.01 }, () => 0.5);
-    assert.equal(decide(never, { traceparent: SAMPLED }, false), SamplingDecision.NOT_RECORD, 'the sampled flag does not force tracing');
-    // Its 32-bit words XOR to 1: OpenTelemetry's trace-id ratio samples it at any ratio above 1 in 4 billion.
-    const crafted = `${'0'.repeat(31)}1`;
-    assert.equal(decide(never, { traceparent: `00-${crafted}-b7ad6b7169203331-01` }, false, crafted), SamplingDecision.NOT_RECORD, 'a trace id chosen to pass the ratio does not either');
-    const always = new RouterSampler({ sampler: 'parentbased_traceidratio', samplerArg: 0.01 }, () => 0.001);
-    assert.equal(decide(always, { traceparent: UNSAMPLED }, false), SamplingDecision.RECORD_AND_SAMPLED, 'nor does an unsampled flag stop it');
-  });
-
-  it('samples by ratio without a parent, and always_on / always_off ignore the argument', () => {
-    assert.equal(decide(new RouterSampler({ sampler: 'parentbased_traceidratio', samplerArg: 1 }, () => 0.99), {}, false), SamplingDecision.RECORD_AND_SAMPLED);
-    assert.equal(decide(new RouterSampler({ sampler: 'parentbased_traceidratio', samplerArg: 0 }, () => 0), {}, false), SamplingDecision.NOT_RECORD);
-    assert.equal(decide(new RouterSampler({ sampler: 'always_on', samplerArg: 0 }, () => 0.99), { traceparent: UNSAMPLED }, true), SamplingDecision.RECORD_AND_SAMPLED, 'not parent-based: the flag is ignored');
-    assert.equal(decide(new RouterSampler({ sampler: 'parentbased_always_off', samplerArg: 1 }, () => 0), {}, false), SamplingDecision.NOT_RECORD);
-  });
-});
-
-describe('parentContext', () => {
-  it('reads a valid traceparent; tracestate only from a trusted proxy', () => {
-    const trusted = trace.getSpanContext(parentContext({ traceparent: SAMPLED, tracestate: 'a=1,b=2' }, true));
-    assert.equal(trusted?.traceId, TRACE);
-    assert.equal(trusted?.traceState?.serialize(), 'a=1,b=2');
-    const untrusted = trace.getSpanContext(parentContext({ traceparent: SAMPLED, tracestate: 'a=1' }, false));
-    assert.equal(untrusted?.traceId, TRACE, 'the trace continues');
-    assert.equal(untrusted?.traceState, undefined);
-  });
-
-  it('ignores a malformed traceparent, or several (joined by Node), and keeps tracestate within the W3C limits', () => {
-    for (const bad of ['garbage', `${SAMPLED}, ${SAMPLED}`, `00-${'0'.repeat(32)}-b7ad6b7169203331-01`, `ff-${TRACE}-b7ad6b7169203331-01`]) {
-      assert.equal(parentContext({ traceparent: bad }, true), ROOT_CONTEXT, bad);
-    }
-    const members = Array.from({ length: 100 }, (_, i) => `k${i}=v${i}`).join(',');
-    const state = trace.getSpanContext(parentContext({ traceparent: SAMPLED, tracestate: members }, true))?.traceState?.serialize() ?? '';
-    assert.ok(state.split(',').length <= 32 && state.length <= 512, `${state.split(',').length} members, ${state.length} characters`);
-  });
-});
 
 describe('exportUrl', () => {
   it('appends /v1/traces to the base endpoint over HTTP, uses a traces endpoint as is, and defaults per protocol', () => {

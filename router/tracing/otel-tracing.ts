@@ -3,33 +3,21 @@
  * its stages as events, exported over OTLP through a bounded queue. Loaded
  * with a dynamic import only when `tracing.enabled` is on, so a router
  * without tracing loads no OpenTelemetry module.
- *
- * Who may decide sampling: a W3C `traceparent` from any client continues
- * its trace (the engine's span and the client's join the router's), but
- * only a trusted proxy's sampled flag and `tracestate` count. From any
- * other client the ratio decides with a random draw, not the trace id's
- * bits: a client picks its own trace id, so a trace-id ratio would let it
- * pick ids that are always sampled.
+ * Sampling is decided before a span exists (head-sampling.ts): an
+ * unsampled request costs no span object, only the `traceparent` the
+ * engine gets with the sampled flag off.
  *
  * Nothing is registered globally (no global tracer provider, propagator or
  * context manager): the spans are started with explicit contexts.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createContextKey, trace, type Attributes, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode, TraceState, parseTraceParent, type ExportResult } from '@opentelemetry/core';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  SamplingDecision,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-  type ReadableSpan,
-  type Sampler,
-  type SamplingResult,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace';
+import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/schema.ts';
 import type { AccessRecord } from '../request/access-log.ts';
 import type { RequestTrace, RequestTracer, TraceAttributes, TraceStage, TraceStart } from '../request/request-trace.ts';
+import { HeadSampler, TraceIds, incomingParent, type IncomingParent } from './head-sampling.ts';
 
 /** What the router needs of tracing: the request tracer, and a flush at shutdown. */
 export interface Tracing {
@@ -58,15 +46,13 @@ export interface TracingDeps {
 
 type TracingConfig = Config['tracing'];
 
-/** Marks a context whose remote parent came from a client that is not a trusted proxy. */
-const UNTRUSTED_PARENT = createContextKey('switchyard untrusted parent');
-
 /** Builds the tracer provider, sampler and OTLP exporter for `config`. */
 export async function createTracing(config: TracingConfig, deps: TracingDeps): Promise<Tracing> {
   const exporter = new ReportingExporter(deps.exporter ?? (await otlpExporter(config, deps.headers)), deps.log);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': deps.version }),
-    sampler: new RouterSampler(config, deps.random ?? Math.random),
+    // Sampling is decided before a span is started (HeadSampler): what reaches the SDK is sampled.
+    sampler: new AlwaysOnSampler(),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter,
@@ -77,7 +63,7 @@ export async function createTracing(config: TracingConfig, deps: TracingDeps): P
       }),
     ],
   });
-  const tracer = new OtelRequestTracer(provider.getTracer('switchyard', deps.version));
+  const tracer = new OtelRequestTracer(provider.getTracer('switchyard', deps.version), new HeadSampler(config, deps.random ?? Math.random));
   return {
     tracer,
     shutdown: async (timeoutMs) => {
@@ -119,60 +105,6 @@ export function exportUrl(config: Pick<TracingConfig, 'endpoint' | 'tracesEndpoi
   return grpc ? base : `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
-/**
- * The head sampler. Without a parent (or with one from an untrusted client)
- * the configured ratio decides; a trusted proxy's parent decides for the
- * parent-based samplers.
- */
-export class RouterSampler implements Sampler {
-  readonly #ratio: number;
-  readonly #parentBased: boolean;
-  readonly #byTraceId: TraceIdRatioBasedSampler;
-  readonly #random: () => number;
-
-  constructor(config: Pick<TracingConfig, 'sampler' | 'samplerArg'>, random: () => number) {
-    this.#ratio = config.sampler.endsWith('always_on') ? 1 : config.sampler.endsWith('always_off') ? 0 : config.samplerArg;
-    this.#parentBased = config.sampler.startsWith('parentbased_');
-    this.#byTraceId = new TraceIdRatioBasedSampler(this.#ratio);
-    this.#random = random;
-  }
-
-  shouldSample(context: Context, traceId: string): SamplingResult {
-    const parent = trace.getSpanContext(context);
-    if (parent === undefined) return this.#byTraceId.shouldSample(context, traceId);
-    if (context.getValue(UNTRUSTED_PARENT) === true) return { decision: this.#random() < this.#ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
-    if (!this.#parentBased) return this.#byTraceId.shouldSample(context, traceId);
-    return { decision: (parent.traceFlags & TraceFlags.SAMPLED) !== 0 ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
-  }
-
-  toString(): string {
-    return `RouterSampler{ratio=${this.#ratio}, parentBased=${this.#parentBased}}`;
-  }
-}
-
-/**
- * The client's trace context as the parent of the router span: undefined
- * without a valid `traceparent` (several of them, joined by Node, are not
- * valid). `tracestate` (at most 32 members and 512 characters kept, the
- * W3C limits) and the sampled flag count only from a trusted proxy.
- */
-export function parentContext(headers: TraceStart['headers'], trusted: boolean): Context {
-  const header = headers.traceparent;
-  if (typeof header !== 'string') return ROOT_CONTEXT;
-  const parsed = parseTraceParent(header);
-  if (parsed === null) return ROOT_CONTEXT;
-  const state = headers.tracestate;
-  const parent: SpanContext = {
-    traceId: parsed.traceId,
-    spanId: parsed.spanId,
-    traceFlags: trusted ? parsed.traceFlags : TraceFlags.NONE,
-    isRemote: true,
-    ...(trusted && typeof state === 'string' && state !== '' ? { traceState: new TraceState(state) } : {}),
-  };
-  const context = trace.setSpanContext(ROOT_CONTEXT, parent);
-  return trusted ? context : context.setValue(UNTRUSTED_PARENT, true);
-}
-
 /** The `gen_ai.operation.name` of an OpenAI route. */
 const OPERATIONS: Readonly<Record<string, string>> = {
   '/v1/chat/completions': 'chat',
@@ -183,47 +115,66 @@ const OPERATIONS: Readonly<Record<string, string>> = {
 
 class OtelRequestTracer implements RequestTracer {
   readonly #tracer: Tracer;
+  readonly #sampler: HeadSampler;
+  readonly #ids = new TraceIds();
 
-  constructor(tracer: Tracer) {
+  constructor(tracer: Tracer, sampler: HeadSampler) {
     this.#tracer = tracer;
+    this.#sampler = sampler;
   }
 
   start(request: TraceStart): RequestTrace {
-    const span = this.#tracer.startSpan(`${request.method} ${request.route}`, { kind: SpanKind.SERVER, startTime: request.at }, parentContext(request.headers, request.trustedParent));
-    // Attributes only for a sampled span: most requests' spans are not, and they are on the hot path.
-    if (span.isRecording()) {
-      span.setAttributes({ 'http.request.method': request.method, 'http.route': request.route, 'url.path': request.route, 'switchyard.request_id': request.requestId });
-      const operation = OPERATIONS[request.route];
-      if (operation !== undefined) span.setAttribute('gen_ai.operation.name', operation);
-    }
-    return new OtelRequestTrace(span, request.at);
+    const parent = incomingParent(request.headers, request.trustedParent);
+    if (!this.#sampler.sampled(parent)) return unsampled(parent, this.#ids);
+    const context =
+      parent === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true, ...(parent.traceState === undefined ? {} : { traceState: parent.traceState }) });
+    const attributes: Attributes = { 'http.request.method': request.method, 'http.route': request.route, 'url.path': request.route, 'switchyard.request_id': request.requestId };
+    const operation = OPERATIONS[request.route];
+    if (operation !== undefined) attributes['gen_ai.operation.name'] = operation;
+    const span = this.#tracer.startSpan(`${request.method} ${request.route}`, { kind: SpanKind.SERVER, startTime: request.at, attributes }, context);
+    return new SampledTrace(span, request.at);
   }
 }
 
-class OtelRequestTrace implements RequestTrace {
+/** `traceparent` (and a trusted proxy's `tracestate`) as a flat header list. */
+function traceContextHeaders(traceId: string, spanId: string, sampled: boolean, traceState: string | undefined): readonly string[] {
+  const traceparent = `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
+  return traceState === undefined || traceState === '' ? ['traceparent', traceparent] : ['traceparent', traceparent, 'tracestate', traceState];
+}
+
+const NOTHING = () => undefined;
+
+/** A request that is not sampled: no span, only the trace context the engine gets, its sampled flag off. */
+function unsampled(parent: IncomingParent | undefined, ids: TraceIds): RequestTrace {
+  return {
+    upstreamHeaders: traceContextHeaders(parent?.traceId ?? ids.traceId(), ids.spanId(), false, parent?.traceState?.serialize()),
+    recording: false,
+    stage: NOTHING,
+    end: NOTHING,
+  };
+}
+
+class SampledTrace implements RequestTrace {
   readonly upstreamHeaders: readonly string[];
-  readonly recording: boolean;
+  readonly recording = true;
   readonly #span: Span;
   readonly #startedAt: number;
 
   constructor(span: Span, startedAt: number) {
     this.#span = span;
     this.#startedAt = startedAt;
-    this.recording = span.isRecording();
     const context = span.spanContext();
-    const traceparent = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
-    const tracestate = context.traceState?.serialize();
-    this.upstreamHeaders = tracestate === undefined || tracestate === '' ? ['traceparent', traceparent] : ['traceparent', traceparent, 'tracestate', tracestate];
+    this.upstreamHeaders = traceContextHeaders(context.traceId, context.spanId, true, context.traceState?.serialize());
   }
 
   stage(stage: TraceStage, at: number, attributes?: TraceAttributes): void {
-    if (!this.recording) return;
     this.#span.addEvent(`switchyard.${stage}`, definedOnly(attributes), at);
   }
 
   end(record: AccessRecord, at: number): void {
     const span = this.#span;
-    if (!this.recording) return;
     if (record.ttfbMs !== undefined) span.addEvent('switchyard.first_byte', {}, this.#startedAt + record.ttfbMs);
     span.setAttributes(
       definedOnly({
