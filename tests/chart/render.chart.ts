@@ -203,7 +203,12 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.equal(multi.discovery.sources['team-b-slices']?.apiKeyFile, undefined);
 
     const pods = rendered.get('pods-values.yaml') as K8sObject[];
-    assert.equal((parse(renderedConfig(pods)) as { adminTokenFile: string }).adminTokenFile, '/var/run/secrets/switchyard/admin/token');
+    const podsConfig = parse(renderedConfig(pods)) as { adminTokenFile: string; tracing: { headersFile: string; enabled: boolean } };
+    assert.equal(podsConfig.adminTokenFile, '/var/run/secrets/switchyard/admin/token');
+    assert.deepEqual([podsConfig.tracing.enabled, podsConfig.tracing.headersFile], [true, '/var/run/secrets/switchyard/tracing/headers']);
+    const headers = podSpec(pods).volumes?.find((v) => v.secret?.secretName === 'otel-collector-auth');
+    assert.deepEqual(headers?.secret?.items, [{ key: 'headers', path: 'headers' }]);
+    assert.deepEqual(router(pods).volumeMounts?.find((m) => m.name === headers?.name)?.mountPath, '/var/run/secrets/switchyard/tracing');
   });
 
   it('Redis and API keys: the config names files mounted from the Secrets, read-only, whole directories; nothing secret in the ConfigMap', () => {
