@@ -2,7 +2,8 @@
  * OpenTelemetry tracing of inference requests: one SERVER span per request,
  * its stages as events, exported over OTLP through a bounded queue. Loaded
  * with a dynamic import only when `tracing.enabled` is on, so a router
- * without tracing loads no OpenTelemetry module.
+ * without tracing loads no OpenTelemetry SDK or exporter.
+ *
  * Sampling is decided before a span exists (head-sampling.ts): an
  * unsampled request costs no span object, only the `traceparent` the
  * engine gets with the sampled flag off.
@@ -38,7 +39,7 @@ export interface TracingDeps {
   readonly headers: Readonly<Record<string, string>>;
   readonly version: string;
   readonly log: TracingLog;
-  /** Random draws in [0, 1) for untrusted parents; injectable for tests. */
+  /** Random draws in [0, 1) for the sampling decisions; injectable for tests. */
   readonly random?: () => number;
   /** An exporter instead of OTLP (tests). */
   readonly exporter?: SpanExporter;
