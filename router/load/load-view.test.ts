@@ -175,6 +175,17 @@ describe('load view', () => {
     assert.equal(a.capacity, 64);
   });
 
+  it("starts an engine that appears after the fleet's safe-start record was read from that record (a replica joining a warm fleet)", () => {
+    const view = new LoadView({ ...SETTINGS, safeStart: { enabled: true, initialLimit: 4, queueBudget: 1, ttfbTolerance: 2 } }, () => 1_000_000);
+    // Read at start-up, before discovery produced the engines: two warm replicas hold 120 of e1 between them.
+    view.fleetSafeStart(new Map([['e1', { limits: 120, replicas: 2, learnedCapacity: undefined }]]));
+    view.update({ version: 1, endpoints: [endpoint('e1', ['m']), endpoint('e2', ['m'])] });
+    const [e1, e2] = [...view.all()];
+    assert.equal(e1?.concurrencyLimit, 40, 'a third of the fleet record, as if split over the two and this one');
+    assert.equal(e1?.safeStart?.status.reason, 'fleet-share');
+    assert.equal(e2?.concurrencyLimit, 4, 'an engine the fleet holds no record of starts at the first limit');
+  });
+
   it('prefers configured capacity', () => {
     const view = new LoadView(SETTINGS);
     view.update({ version: 1, endpoints: [endpoint('a', ['m'], { capacity: 8 })] });

@@ -41,6 +41,8 @@ const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
  */
 export class LoadView {
   #states = new Map<string, EndpointState>();
+  /** The fleet's safe-start records last read, for endpoints that appear between two reads. */
+  #fleetRecords: ReadonlyMap<string, FleetSafeStartRecord> | undefined;
   #byModel = new Map<string, readonly EndpointState[]>();
   #knownModels = new Set<string>();
   #version = 0;
@@ -89,7 +91,14 @@ export class LoadView {
   update(set: EndpointSet): void {
     const next = new Map<string, EndpointState>();
     for (const endpoint of set.endpoints) {
-      const state = this.#states.get(endpoint.id) ?? new EndpointState(endpoint, this.#clock);
+      let state = this.#states.get(endpoint.id);
+      if (state === undefined) {
+        state = new EndpointState(endpoint, this.#clock);
+        // A replica joining a warm fleet sees its engines appear after its first read of the
+        // fleet's record (at start-up, before discovery): they start from it, not a read later.
+        const record = this.#fleetRecords?.get(endpoint.id);
+        if (record !== undefined) state.shareSafeStart(record);
+      }
       state.describe(endpoint);
       next.set(endpoint.id, state);
     }
@@ -194,6 +203,7 @@ export class LoadView {
    * to no other replica and keep this replica's own.
    */
   fleetSafeStart(records: ReadonlyMap<string, FleetSafeStartRecord>): void {
+    this.#fleetRecords = records;
     for (const state of this.#states.values()) {
       const record = records.get(state.id);
       if (record !== undefined) state.shareSafeStart(record);
