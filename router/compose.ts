@@ -211,6 +211,7 @@ export class Router {
     const kubernetes = this.#kubernetes;
     if (kubernetes !== undefined) registerDiscoveryMetrics(this.metrics.registry, () => kubernetes.status());
     this.view.onDeparture = (state) => this.metrics.forgetBackend(state);
+    this.view.onLimitsRaised = () => queue.notify();
     this.view.onEjection = (state, until) => {
       this.metrics.countEjection(state);
       this.logger.warn({ backend: state.id, until: new Date(until).toISOString(), ejections: state.ejections }, 'endpoint ejected after repeated failures');

@@ -186,6 +186,17 @@ describe('load view', () => {
     assert.equal(e2?.concurrencyLimit, 4, 'an engine the fleet holds no record of starts at the first limit');
   });
 
+  it("tells its listener when the fleet's record raised a limit, so requests queued for room go at once", () => {
+    const view = new LoadView({ ...SETTINGS, safeStart: { enabled: true, initialLimit: 4, queueBudget: 1, ttfbTolerance: 2 } }, () => 1_000_000);
+    view.update({ version: 1, endpoints: [endpoint('e1', ['m'])] });
+    let raised = 0;
+    view.onLimitsRaised = () => raised++;
+    view.fleetSafeStart(new Map([['e1', { limits: 6, replicas: 2, learnedCapacity: undefined }]]));
+    assert.equal(raised, 0, 'a share below its own limit (6 / 3 = 2) raises nothing');
+    view.fleetSafeStart(new Map([['e1', { limits: 90, replicas: 2, learnedCapacity: undefined }]]));
+    assert.deepEqual([raised, [...view.all()][0]?.concurrencyLimit], [1, 30]);
+  });
+
   it('prefers configured capacity', () => {
     const view = new LoadView(SETTINGS);
     view.update({ version: 1, endpoints: [endpoint('a', ['m'], { capacity: 8 })] });

@@ -56,6 +56,13 @@ export class LoadView {
    * (metric series) drops them here and checks `present` on later writes.
    */
   onDeparture: DepartureListener | undefined;
+  /**
+   * Hears that the fleet's record raised a safe-start limit: requests queued
+   * for room may go now. Nothing else would wake them before a completion or
+   * a scrape (a joining replica held its share of a burst for ~500 ms, the
+   * time its engines took to finish their first streams).
+   */
+  onLimitsRaised: (() => void) | undefined;
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
@@ -204,10 +211,15 @@ export class LoadView {
    */
   fleetSafeStart(records: ReadonlyMap<string, FleetSafeStartRecord>): void {
     this.#fleetRecords = records;
+    let raised = false;
     for (const state of this.#states.values()) {
       const record = records.get(state.id);
-      if (record !== undefined) state.shareSafeStart(record);
+      if (record === undefined) continue;
+      const before = state.concurrencyLimit;
+      state.shareSafeStart(record);
+      if (before !== undefined && state.concurrencyLimit !== before) raised = true;
     }
+    if (raised) this.onLimitsRaised?.();
   }
 
   /** Endpoints ejected at `now`. */

@@ -83,6 +83,11 @@ export class FleetSafeStart {
     this.#timer = setInterval(() => this.#round(), this.#settings.intervalMs);
     this.#timer.unref();
     this.#round();
+    // The round at start-up usually finds Redis still connecting: read the fleet's record the moment
+    // it answers, so a joining replica meets its first requests at its share, not a round later.
+    this.#store.onStatus((status) => {
+      if (status === 'up' && this.#timer !== undefined) this.#round();
+    });
   }
 
   /** One timer round: its failure is reported and the next round goes ahead. */
@@ -92,6 +97,7 @@ export class FleetSafeStart {
 
   stop(): void {
     clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 
   /** One round: publish this replica's records, adopt the fleet's. Skipped while the previous is still out. */
