@@ -54,6 +54,9 @@ export interface FleetSafeStartSettings {
   readonly onTaskFailure?: TaskFailureReporter | undefined;
 }
 
+/** Time between rounds until the fleet's record is first read (ms). */
+const FIRST_READ_RETRY_MS = 25;
+
 /** Most replicas and engines a reply may describe; more is not a reply from this fleet. */
 const MAX_REPLICAS = 1_024;
 const MAX_ENGINES = 10_000;
@@ -82,12 +85,23 @@ export class FleetSafeStart {
   start(): void {
     this.#timer = setInterval(() => this.#round(), this.#settings.intervalMs);
     this.#timer.unref();
-    this.#round();
-    // The round at start-up usually finds Redis still connecting: read the fleet's record the moment
-    // it answers, so a joining replica meets its first requests at its share, not a round later.
-    this.#store.onStatus((status) => {
-      if (status === 'up' && this.#timer !== undefined) this.#round();
-    });
+    this.#untilFirstRead();
+  }
+
+  /**
+   * Rounds every {@link FIRST_READ_RETRY_MS} until the fleet's record is first read: at start-up
+   * Redis is usually still connecting, and a replica that joins a warm fleet should meet its first
+   * requests at its share, not a sharing round later.
+   */
+  #untilFirstRead(): void {
+    void runTask(
+      'safe_start_share',
+      async () => {
+        if (this.#timer === undefined || (await this.shareOnce())) return;
+        setTimeout(() => this.#untilFirstRead(), FIRST_READ_RETRY_MS).unref();
+      },
+      this.#settings.onTaskFailure ?? (() => {}),
+    );
   }
 
   /** One timer round: its failure is reported and the next round goes ahead. */
@@ -100,9 +114,9 @@ export class FleetSafeStart {
     this.#timer = undefined;
   }
 
-  /** One round: publish this replica's records, adopt the fleet's. Skipped while the previous is still out. */
-  async shareOnce(): Promise<void> {
-    if (this.#pending) return;
+  /** One round: publish this replica's records, adopt the fleet's; true when the fleet's were read. Skipped while the previous is still out. */
+  async shareOnce(): Promise<boolean> {
+    if (this.#pending) return false;
     this.#pending = true;
     try {
       const args: (string | number)[] = [this.#settings.replicaId, this.#settings.replicaTtlMs, this.#stem];
@@ -112,7 +126,9 @@ export class FleetSafeStart {
       }
       // A reply of the wrong shape or size is no answer, as Redis being away is.
       const records = await this.#store.script(SHARE, [this.#replicasKey], args, parseReply);
-      if (records !== undefined) this.#view.fleetSafeStart(records);
+      if (records === undefined) return false;
+      this.#view.fleetSafeStart(records);
+      return true;
     } finally {
       this.#pending = false;
     }
