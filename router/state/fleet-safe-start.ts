@@ -89,15 +89,17 @@ export class FleetSafeStart {
   }
 
   /**
-   * Rounds every {@link FIRST_READ_RETRY_MS} until the fleet's record is first read: at start-up
-   * Redis is usually still connecting, and a replica that joins a warm fleet should meet its first
-   * requests at its share, not a sharing round later.
+   * Looks every {@link FIRST_READ_RETRY_MS} whether Redis is up, and then reads the fleet's record,
+   * until it has been read once: at start-up Redis is usually still connecting, and a replica that
+   * joins a warm fleet should meet its first requests at its share, not a sharing round later.
+   * Nothing is sent before the store is up: commands to a connecting client fail and would count
+   * toward its breaker.
    */
   #untilFirstRead(): void {
     void runTask(
       'safe_start_share',
       async () => {
-        if (this.#timer === undefined || (await this.shareOnce())) return;
+        if (this.#timer === undefined || (this.#store.status === 'up' && (await this.shareOnce()))) return;
         setTimeout(() => this.#untilFirstRead(), FIRST_READ_RETRY_MS).unref();
       },
       this.#settings.onTaskFailure ?? (() => {}),
