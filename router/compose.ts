@@ -275,13 +275,8 @@ export class Router {
       dispatcher: this.#upstream,
       load: {
         begin: (state) => view.begin(state),
-        firstByte: (state, token, ttfbMs) => {
-          const limit = state.concurrencyLimit;
-          view.firstByte(state, token, ttfbMs);
-          // The safe start grew on a fast first byte: requests queued for room may go now, not at
-          // the next completion (a fresh router held 92 of 100 streams queued for a whole stream).
-          if (state.concurrencyLimit !== limit) queue.notify();
-        },
+        // A limit that rises on a fast first byte wakes the queue (view.onLimitsRaised).
+        firstByte: (state, token, ttfbMs) => view.firstByte(state, token, ttfbMs),
         settle: (state, token, failure, serviceMs) => view.settle(state, token, failure, serviceMs),
       },
       metrics: this.metrics,

@@ -37,7 +37,7 @@ export const STANDARD_VARIABLES: readonly StandardVariable[] = [
     parse: (raw, invalid) => {
       const value = raw.trim();
       if (value === 'otlp') return true;
-      if (value === 'none' || value === '') return false;
+      if (value === 'none') return false;
       throw invalid(`switchyard exports traces over OTLP only: set otlp or none (got ${JSON.stringify(value.slice(0, 40))})`);
     },
   },

@@ -57,10 +57,11 @@ export class LoadView {
    */
   onDeparture: DepartureListener | undefined;
   /**
-   * Hears that the fleet's record raised a safe-start limit: requests queued
-   * for room may go now. Nothing else would wake them before a completion or
-   * a scrape (a joining replica held its share of a burst for ~500 ms, the
-   * time its engines took to finish their first streams).
+   * Hears that a safe-start limit rose between scrapes (a fast first byte,
+   * the fleet's record): requests queued for room may go now. Nothing else
+   * would wake them before a completion or a scrape (a joining replica held
+   * its share of a burst for ~500 ms, the time its engines took to finish
+   * their first streams).
    */
   onLimitsRaised: (() => void) | undefined;
 
@@ -176,7 +177,11 @@ export class LoadView {
    * `ttfbMs` after it was sent: how fast the engine starts new work.
    */
   firstByte(state: EndpointState, token: number, ttfbMs: number): void {
+    const limit = state.concurrencyLimit;
     state.firstByte(token, ttfbMs);
+    // The safe start grew on a fast first byte: requests queued for room may go now, not at the
+    // next completion (a fresh router held 92 of 100 streams queued for a whole stream).
+    if (limit !== undefined && state.concurrencyLimit !== limit) this.onLimitsRaised?.();
   }
 
   /**

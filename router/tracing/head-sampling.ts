@@ -67,6 +67,9 @@ export class HeadSampler {
   }
 }
 
+/** The all-zero ids, invalid (W3C), by byte length. */
+const ZERO_IDS: Readonly<Record<number, string>> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
+
 /** Random trace and span ids in lower-case hex, drawn from a pooled buffer (one system call per 256 ids). */
 export class TraceIds {
   readonly #pool = Buffer.alloc(4_096);
@@ -87,6 +90,6 @@ export class TraceIds {
     }
     const id = this.#pool.toString('hex', this.#used, (this.#used += bytes));
     // All zeros is an invalid id (W3C); one in 2^64 at worst, drawn again.
-    return id === '0'.repeat(2 * bytes) ? this.#hex(bytes) : id;
+    return id === ZERO_IDS[bytes] ? this.#hex(bytes) : id;
   }
 }

@@ -25,30 +25,8 @@ grep -Eq "^[[:space:]]*helm.sh/helm/v4 $HELM_VERSION( |$)" "$HERE/go-wrapper/go.
   exit 1
 }
 
-if [[ -x "$HELM_BIN" && "${SWITCHYARD_FORCE:-0}" != "1" ]]; then
-  echo "build.sh: cached $HELM_BIN" >&2
-else
-  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH="/usr/local/go/bin:$PATH"; fi
-  command -v go >/dev/null || { echo "build.sh: go not found on PATH (needed to build helm)" >&2; exit 1; }
-  NICE=()
-  if [[ "${SWITCHYARD_NICE:-0}" == "1" ]]; then NICE=(nice -n 19); fi
-  mkdir -p "$(dirname "$HELM_BIN")"
-  tmp="$HELM_BIN.tmp.$$"
-  trap 'rm -f "$tmp"' EXIT
-  echo "build.sh: building helm $HELM_VERSION -> $HELM_BIN" >&2
-  start=$SECONDS
-  v=helm.sh/helm/v4/internal/version
-  (
-    cd "$HERE/go-wrapper"
-    # -mod=readonly: the committed go.mod/go.sum are used as they are; a stale
-    # go.mod fails the build instead of being rewritten (run `go mod tidy`).
-    CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
-      "${NICE[@]}" go build -trimpath \
-      -ldflags "-s -w -X $v.version=$HELM_VERSION -X $v.gitTreeState=clean" \
-      -o "$tmp" helm.sh/helm/v4/cmd/helm
-  )
-  mv -f "$tmp" "$HELM_BIN"
-  trap - EXIT
-  echo "build.sh: built $HELM_BIN in $((SECONDS - start))s" >&2
-fi
+# shellcheck source=../go-build.sh
+source "$HERE/../go-build.sh"
+v=helm.sh/helm/v4/internal/version
+cached_go_build "helm $HELM_VERSION" "$HELM_BIN" "$HERE/go-wrapper" helm.sh/helm/v4/cmd/helm "-X $v.version=$HELM_VERSION -X $v.gitTreeState=clean"
 echo "HELM=$HELM_BIN"

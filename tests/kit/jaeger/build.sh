@@ -23,26 +23,7 @@ grep -Eq "^[[:space:]]*github.com/jaegertracing/jaeger $JAEGER_VERSION( |$)" "$H
   exit 1
 }
 
-if [[ -x "$JAEGER_BIN" && "${SWITCHYARD_FORCE:-0}" != "1" ]]; then
-  echo "build.sh: cached $JAEGER_BIN" >&2
-else
-  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH="/usr/local/go/bin:$PATH"; fi
-  command -v go >/dev/null || { echo "build.sh: go not found on PATH (needed to build Jaeger)" >&2; exit 1; }
-  NICE=()
-  if [[ "${SWITCHYARD_NICE:-0}" == "1" ]]; then NICE=(nice -n 19); fi
-  mkdir -p "$(dirname "$JAEGER_BIN")"
-  tmp="$JAEGER_BIN.tmp.$$"
-  trap 'rm -f "$tmp"' EXIT
-  echo "build.sh: building jaeger $JAEGER_VERSION -> $JAEGER_BIN" >&2
-  start=$SECONDS
-  (
-    cd "$HERE/go-wrapper"
-    # -mod=readonly: the committed go.mod/go.sum are used as they are.
-    CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
-      "${NICE[@]}" go build -trimpath -ldflags "-s -w" -o "$tmp" github.com/jaegertracing/jaeger/cmd/jaeger
-  )
-  mv -f "$tmp" "$JAEGER_BIN"
-  trap - EXIT
-  echo "build.sh: built $JAEGER_BIN in $((SECONDS - start))s" >&2
-fi
+# shellcheck source=../go-build.sh
+source "$HERE/../go-build.sh"
+cached_go_build "jaeger $JAEGER_VERSION" "$JAEGER_BIN" "$HERE/go-wrapper" github.com/jaegertracing/jaeger/cmd/jaeger
 echo "JAEGER=$JAEGER_BIN"
