@@ -15,11 +15,14 @@ import { STATIC_SOURCE_NAME, StaticEndpointSource } from '../discovery/static-so
 import { UnionEndpointSource } from '../discovery/union-source.ts';
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
 import { KubernetesDiscovery, MODE_SOURCE_NAME, discoveryLogObserver } from '../discovery/kubernetes/kubernetes-discovery.ts';
+import type { KubeConnectionOptions } from '../discovery/kubernetes/kube-config.ts';
+import { ReplicaWatch } from '../discovery/kubernetes/replica-watch.ts';
 import { namespaceTrustGap } from '../discovery/kubernetes/namespace-trust.ts';
 import type { Config } from './config/schema.ts';
 import { ConfigError } from './config/load.ts';
 import { readSecretFile } from './config/secret-file.ts';
 import { LoadView } from './load/load-view.ts';
+import { ReplicaCount } from './load/replica-count.ts';
 import { createLogger, describeFailure, type Logger } from './log.ts';
 import { RouterMetrics, type BackgroundTask } from './metrics/metrics.ts';
 import { AdmissionControl } from './admission/admission-control.ts';
@@ -111,6 +114,10 @@ export class Router {
   readonly lifecycle = new Lifecycle();
   readonly #source: EndpointSource;
   readonly #kubernetes: KubernetesDiscovery | undefined;
+  /** How many replicas share the engines (counted from the router's Service, or configured). */
+  readonly replicas: ReplicaCount;
+  /** Counts them from the router's own Service; undefined without load.replicasFromService. */
+  readonly #replicaWatch: ReplicaWatch | undefined;
   readonly #probe: ModelProbe;
   readonly #allowList: ModelAllowList;
   readonly #scraper: Scraper;
@@ -147,13 +154,16 @@ export class Router {
       (message) => this.logger.warn(message),
       (message) => new ConfigError(message),
     );
+    const env = options.env ?? process.env;
+    this.replicas = new ReplicaCount(config.load.replicas);
+    this.#replicaWatch = replicaWatch(config, env, this.replicas, this.logger);
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
       // With the adaptive engine queue, the safe start still steps by one request past what an engine runs.
-      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: config.load.replicas },
-      replicas: config.load.replicas,
+      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: this.replicas },
+      replicas: this.replicas,
     });
     const queue = new WaitQueue<EndpointState>({
       maxLength: config.admission.queueLength,
@@ -170,7 +180,7 @@ export class Router {
     });
     // Model probes and scrapes share one small pool, apart from request traffic.
     this.#probeAgent = new Agent({ connections: 2, connect: { timeout: config.timeouts.connectMs } });
-    this.#kubernetes = options.source === undefined ? kubernetesDiscovery(config, options.env ?? process.env, this.logger) : undefined;
+    this.#kubernetes = options.source === undefined ? kubernetesDiscovery(config, env, this.logger) : undefined;
     this.#source = options.source ?? configuredSource(config, this.#kubernetes, this.logger);
     this.#probe = new ModelProbe(
       this.#source,
@@ -205,7 +215,7 @@ export class Router {
         : undefined,
     );
     const onTaskFailure: TaskFailureReporter = (task, err) => this.reportBackgroundFailure(task, err);
-    this.#shared = shared = sharedState(config, this.view, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
+    this.#shared = shared = sharedState(config, this.view, this.replicas, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
     this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared, onTaskFailure);
     const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);
     const kubernetes = this.#kubernetes;
@@ -353,6 +363,7 @@ export class Router {
         debugEndpointsDocument(this.view, this.#inFlight, {
           modelProbe: (endpoint) => this.#probe.status(endpoint.url, endpoint.source),
           discovery: () => this.#kubernetes?.debugStatus() ?? [],
+          replicas: () => ({ count: this.replicas.value ?? null, source: this.replicas.source, watch: this.#replicaWatch?.debugStatus() ?? null }),
           scrapeFailure: (state) => this.#scraper.failure(state),
           scrapeDialect: (state) => this.#scraper.dialect(state),
           sessionsByEndpoint: () => this.#shared?.sessions.sessionsByEngine(),
@@ -398,6 +409,7 @@ export class Router {
       this.logger.info({ setVersion: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#scraper.start();
+    this.#replicaWatch?.start();
     this.#apiKeys?.start(this.config.auth.reloadIntervalMs);
     this.#quotas?.start();
     this.#shared?.fleet.start();
@@ -461,6 +473,7 @@ export class Router {
     this.#lag.stop();
     this.#shedLog.stop();
     await this.#allowList.stop();
+    await this.#replicaWatch?.stop();
     await Promise.allSettled([this.#upstream.destroy(), this.#probeAgent.destroy(), this.#shared?.store.close()]);
   }
 }
@@ -493,6 +506,7 @@ interface SharedState {
 function sharedState(
   config: Config,
   view: LoadView,
+  replicas: ReplicaCount,
   metrics: SharedStateMetrics,
   logger: Logger,
   published: () => void,
@@ -515,7 +529,7 @@ function sharedState(
     },
   );
   const replicaId = newReplicaId();
-  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure, replicas: config.load.replicas });
+  const fleet = new FleetLoad(store, view, { replicaId, publishIntervalMs: settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure, replicas });
   const safeStart = config.load.safeStart.enabled
     ? new FleetSafeStart(store, view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure })
     : undefined;
@@ -558,18 +572,34 @@ function nodeListener(fetch: Parameters<typeof getRequestListener>[0]): (req: In
   return (req, res) => void listener(req, res);
 }
 
+/** Where the Kubernetes API is, for discovery and the replica count alike. */
+function kubeConnection(config: Config, env: Readonly<Record<string, string | undefined>>): KubeConnectionOptions {
+  return {
+    kubeconfig: config.kubeconfig ?? env['KUBECONFIG'],
+    serviceHost: env['KUBERNETES_SERVICE_HOST'],
+    servicePort: env['KUBERNETES_SERVICE_PORT'],
+    serviceAccountDir: config.discovery.serviceAccountDir,
+  };
+}
+
 /** The Kubernetes sources of `config.discovery`, or undefined when discovery is static only. */
 function kubernetesDiscovery(config: Config, env: Readonly<Record<string, string | undefined>>, logger: Logger): KubernetesDiscovery | undefined {
-  return KubernetesDiscovery.create(
-    config.discovery,
-    {
-      kubeconfig: config.kubeconfig ?? env['KUBECONFIG'],
-      serviceHost: env['KUBERNETES_SERVICE_HOST'],
-      servicePort: env['KUBERNETES_SERVICE_PORT'],
-      serviceAccountDir: config.discovery.serviceAccountDir,
+  return KubernetesDiscovery.create(config.discovery, kubeConnection(config, env), discoveryLogObserver(logger));
+}
+
+/** The watch that counts this router's replicas into `replicas`, when load.replicasFromService names its Service. */
+function replicaWatch(config: Config, env: Readonly<Record<string, string | undefined>>, replicas: ReplicaCount, logger: Logger): ReplicaWatch | undefined {
+  const service = config.load.replicasFromService;
+  if (service === undefined) return undefined;
+  return ReplicaWatch.connect(kubeConnection(config, env), service, config.discovery, {
+    counted: (count) => {
+      replicas.counted(count);
+      if (count === 0) logger.warn({ service }, "load.replicasFromService: the Service lists no pods, not even this one; is it the router's own Service? Counting this replica alone");
+      else logger.info({ service, replicas: count }, 'router replicas counted from the Service');
     },
-    discoveryLogObserver(logger),
-  );
+    failing: (error) => logger.warn({ service, error }, 'router replicas cannot be counted from the Service; keeping the last count (or load.replicas)'),
+    recovered: () => logger.info({ service }, 'router replicas counted from the Service again'),
+  });
 }
 
 /** Kubernetes sources, plus the static list when it has entries (or is all there is), merged into one. */

@@ -80,6 +80,11 @@ const monitorBase = {
 const chartValues = z
   .object({
     replicaCount: z.number().int().min(0).describe('Router replicas (ignored when autoscaling.enabled). A PodDisruptionBudget is rendered whenever more than one can run.'),
+    replicaCountFromService: z
+      .boolean()
+      .describe(
+        "Each replica counts the router's replicas from this chart's Service (config.load.replicasFromService), so that without Redis its share of an engine follows every rollout and scale step. Adds get/list/watch on endpointslices in the release namespace, mounts the service-account token and, with networkPolicy.enabled, needs networkPolicy.apiServer.cidrs, static discovery included. false: config.load.replicas (under an HPA, maxReplicas) or unknown.",
+      ),
     image: z
       .object({
         repository: z.string().min(1).describe('Image repository (built by the root Dockerfile).'),

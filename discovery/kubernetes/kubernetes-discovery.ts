@@ -11,7 +11,7 @@ import { KubeApi, type ListWatchApi } from './kube-api.ts';
 import { loadKubeConnection, type KubeConnectionOptions } from './kube-config.ts';
 import { foreignSources } from './namespace-trust.ts';
 import { KubernetesEndpointSource, type KubernetesSourceObserver, type KubernetesSourceSpec, type KubernetesSourceStatus } from './kubernetes-source.ts';
-import type { ListWatchTiming } from './list-watcher.ts';
+import { debugListWatchStatus, type ListWatchTiming } from './list-watcher.ts';
 
 /** One source as configured (namespace optional: the default namespace applies). */
 export interface SourceOptions {
@@ -119,8 +119,7 @@ export class KubernetesDiscovery implements EndpointSource {
 
   /** Every source's state for `/debug/endpoints`: times as ISO strings, absent values as null. */
   debugStatus(): Record<string, unknown>[] {
-    const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-    return this.status().map((s) => ({ ...s, lastListAt: iso(s.lastListAt), lastEventAt: iso(s.lastEventAt), errorSince: iso(s.errorSince), error: s.error ?? null }));
+    return this.status().map(debugListWatchStatus);
   }
 }
 

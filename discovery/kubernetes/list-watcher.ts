@@ -93,6 +93,12 @@ export interface ListWatchStatus {
   readonly objects: number;
 }
 
+/** A status for `/debug/endpoints`: times as ISO strings, absent values as null. */
+export function debugListWatchStatus<T extends ListWatchStatus>(status: T): Omit<T, 'lastListAt' | 'lastEventAt' | 'errorSince' | 'error'> & Record<'lastListAt' | 'lastEventAt' | 'errorSince' | 'error', string | null> {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return { ...status, lastListAt: iso(status.lastListAt), lastEventAt: iso(status.lastEventAt), errorSince: iso(status.errorSince), error: status.error ?? null };
+}
+
 /** How one watch session ended without an error. */
 type SessionEnd = 'gone' | 'idle' | 'resync' | 'closed';
 

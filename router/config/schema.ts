@@ -312,7 +312,14 @@ const load = z
       .positive()
       .optional()
       .describe(
-        "Router replicas sharing the engines, for what no Redis shares (with an HPA, its maxReplicas: a count above the true one admits less, never more). The safe start then takes 1/replicas of what a scrape shows an engine running without a queue, so a replica that joins a busy fleet starts at its share. The chart sets it to autoscaling.maxReplicas under an HPA. Unset: each replica's safe start grows from its own requests only.",
+        "Router replicas sharing the engines, for what no Redis shares (with an HPA, its maxReplicas: a count above the true one admits less, never more). The safe start then takes 1/replicas of what a scrape shows an engine running without a queue, so a replica that joins a busy fleet starts at its share. The chart sets it to autoscaling.maxReplicas under an HPA. Counted replicas (replicasFromService) replace it once counted. Unset and not counted: each replica's safe start grows from its own requests only.",
+      ),
+    replicasFromService: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a Service name (DNS-1035 label)')
+      .optional()
+      .describe(
+        "The router's own Service, in the router's namespace: its replicas are counted from the Service's EndpointSlices (every pod not terminating, starting ones included) and the count replaces load.replicas from the first list on, following each rollout and scale step (needs get/list/watch on endpointslices in that namespace; the chart sets it and grants exactly that). Unset: load.replicas.",
       ),
     safeStart: z
       .strictObject({

@@ -15,6 +15,7 @@ import type { Endpoint } from '../../discovery/endpoint.ts';
 import { CompletionRate } from './completion-rate.ts';
 import { ejectionLength, nextEjection, type EjectionCensus, type EjectionSettings } from './ejection.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
+import type { ReplicaCountReader } from './replica-count.ts';
 import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
 import { hashString } from './hash.ts';
 import { SafeStartLimit, type FleetSafeStartRecord, type SafeStartPhase, type SafeStartSettings } from './safe-start.ts';
@@ -46,8 +47,8 @@ export interface LoadClockAndSettings {
   readonly defaultCapacity: number;
   /** The safe start for endpoints of unknown capacity; undefined: none. */
   readonly safeStart?: SafeStartSettings | undefined;
-  /** Router replicas sharing the engines (`load.replicas`); undefined: unknown. */
-  readonly replicas?: number | undefined;
+  /** Router replicas sharing the engines (counted or configured; see replica-count.ts); undefined: unknown. */
+  readonly replicas?: ReplicaCountReader | undefined;
   /** Outlier ejection tuning. */
   readonly ejection: EjectionSettings;
 }
@@ -581,7 +582,7 @@ export class EndpointState {
     inputs.othersInFlight = this.#othersInFlight;
     inputs.othersAtScrape = this.#othersAtScrape;
     inputs.capacity = this.capacity;
-    inputs.unseenReplicas = this.#fleetHeld ? 0 : Math.max(0, (this.#view.replicas ?? 1) - 1);
+    inputs.unseenReplicas = this.#fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
     memo.estimatedWaiting = estimatedWaiting(inputs);
     memo.wouldQueue = wouldQueue(inputs);
     memo.loadScore = loadScore(inputs, this.#view.defaultCapacity);

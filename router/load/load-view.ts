@@ -8,6 +8,7 @@ import type { EndpointSet } from '../../discovery/endpoint.ts';
 import type { EjectionSettings } from './ejection.ts';
 import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
+import type { ReplicaCountReader } from './replica-count.ts';
 import type { FleetSafeStartRecord, SafeStartSettings } from './safe-start.ts';
 
 export { EndpointState, UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from './endpoint-state.ts';
@@ -21,8 +22,8 @@ export interface LoadSettings {
   readonly ejection: EjectionSettings;
   /** The safe start for endpoints of unknown capacity (see safe-start.ts); absent: none. */
   readonly safeStart?: SafeStartSettings;
-  /** Router replicas sharing the engines (`load.replicas`), for what no shared state holds; absent: unknown. */
-  readonly replicas?: number | undefined;
+  /** Router replicas sharing the engines (counted or configured; see replica-count.ts), for what no shared state holds; absent: unknown. */
+  readonly replicas?: ReplicaCountReader | undefined;
 }
 
 /** Receives ejection events (for logs and metrics). */
@@ -47,7 +48,7 @@ export class LoadView {
   #knownModels = new Set<string>();
   #version = 0;
   #synced = false;
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: number | undefined; ejection: EjectionSettings };
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings };
   readonly #readClock: () => number;
   onEjection: EjectionListener | undefined;
   /**

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { Endpoint } from '../../discovery/endpoint.ts';
 import { isSaturated } from '../scheduling/filters/saturation.ts';
 import { LoadView } from './load-view.ts';
+import { ReplicaCount } from './replica-count.ts';
 import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';
 
 const SETTINGS: SafeStartSettings = { enabled: true, initialLimit: 4, queueBudget: 5, ttfbTolerance: 2 };
@@ -208,7 +209,7 @@ describe('safe start limit', () => {
   });
 
   it('with the replica count known, takes its share of what a scrape shows the engine running without a queue (a replica joining a busy fleet)', () => {
-    const joiner = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    const joiner = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
     joiner.scraped(0, 60, 0, undefined, 0);
     assert.equal(joiner.value, 20);
     assert.equal(joiner.burstBound, 20 + SETTINGS.queueBudget);
@@ -217,12 +218,25 @@ describe('safe start limit', () => {
     alone.scraped(0, 60, 0, undefined, 0);
     assert.equal(alone.value, 4);
     // Three fresh replicas at their first limit see each other's: none takes more than its own.
-    const fresh = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    const fresh = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
     assert.equal(busy(fresh, 0, 12, 4), 4);
     // A queue is no room: nothing is taken from it.
-    const queued = new SafeStartLimit({ ...SETTINGS, replicas: 3 });
+    const queued = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
     queued.scraped(2, 60, 0, undefined, 0);
     assert.equal(queued.value, 4);
+  });
+
+  it('reads the replica count at each scrape: a count that follows the Service (a fleet of four scaled to two) changes the share from then on', () => {
+    const replicas = new ReplicaCount();
+    const limit = new SafeStartLimit({ ...SETTINGS, replicas });
+    limit.scraped(0, 60, 0, undefined, 0);
+    assert.equal(limit.value, 4, 'not counted, not configured: only its own requests are evidence');
+    replicas.counted(4);
+    limit.scraped(0, 60, 0, undefined, 0);
+    assert.equal(limit.value, 15);
+    replicas.counted(2);
+    limit.scraped(0, 60, 0, undefined, 0);
+    assert.equal(limit.value, 30);
   });
 
   it('keeps a request that belongs to the engine up to the burst bound: the room seen of its own requests, at least the limit, plus the queue budget', () => {

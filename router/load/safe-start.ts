@@ -48,6 +48,7 @@
  * settle and scrape.
  */
 
+import type { ReplicaCountReader } from './replica-count.ts';
 import { TtfbBaseline } from './ttfb-baseline.ts';
 
 /** Safe-start settings (from `load.safeStart` and `admission.maxWaiting`). */
@@ -59,8 +60,8 @@ export interface SafeStartSettings {
   readonly queueBudget: number;
   /** A stream's time to first byte above this multiple of the engine's unloaded value means the engine fell behind (> 1). */
   readonly ttfbTolerance: number;
-  /** Router replicas sharing the engines without shared state (configured; ≥ 1); undefined: unknown. */
-  readonly replicas?: number | undefined;
+  /** Router replicas sharing the engines without shared state (counted or configured; see replica-count.ts); absent or undefined: unknown. */
+  readonly replicas?: ReplicaCountReader | undefined;
 }
 
 /**
@@ -283,7 +284,8 @@ export class SafeStartLimit {
     // that joins a busy fleet starts at its share instead of at the first limit; N fresh replicas
     // each see the others' first limits and take no more than their own.
     if (waiting === 0) {
-      const fleetShare = this.#settings.replicas === undefined ? 0 : Math.floor(running / this.#settings.replicas);
+      const replicas = this.#settings.replicas?.value;
+      const fleetShare = replicas === undefined ? 0 : Math.floor(running / replicas);
       this.#roomSeen = Math.max(this.#roomSeen, own <= total ? own : 0, fleetShare);
       if (this.#phase !== 'learned') this.#move(Math.max(this.#limit, fleetShare), 'replica-share');
     }

@@ -17,6 +17,8 @@ export interface DebugSources {
   scrapeDialect(state: EndpointState): DialectStatus;
   /** State of each Kubernetes discovery source (sync, errors, restarts); empty for static discovery. */
   discovery?(): readonly unknown[];
+  /** The router replicas this one takes its share against, where that count comes from, and the watch that counts them. */
+  replicas?(): unknown;
   /** Shared sessions this replica holds, per endpoint id; undefined without Redis (sessions then go by hashing, with no table). */
   sessionsByEndpoint?(): ReadonlyMap<string, number> | undefined;
 }
@@ -33,6 +35,7 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
     synced: view.synced,
     routerInFlight,
     discovery: sources.discovery?.() ?? [],
+    replicas: sources.replicas?.() ?? null,
     endpoints: [...view.all()].map((state) => {
       const scraped = state.scraped;
       const failure = sources.scrapeFailure(state);

@@ -18,6 +18,7 @@
  * replicas) would hang off the same replica set.
  */
 import type { LoadView } from '../load/load-view.ts';
+import type { ReplicaCountReader } from '../load/replica-count.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
 import type { FleetMembership } from './fleet-membership.ts';
 import { decodeFleetReply, type FleetRead } from './fleet-reply.ts';
@@ -59,11 +60,13 @@ export interface FleetLoadSettings {
   /** Told when a publish round fails unexpectedly (a bug, not Redis being away: that is an answer of undefined). */
   readonly onTaskFailure?: TaskFailureReporter | undefined;
   /**
-   * Router replicas there may be (`load.replicas`): the live count until the
-   * first successful read, so a replica that starts while Redis is down
-   * divides degraded quotas by the fleet, not by itself alone.
+   * Router replicas there may be (counted from the router's Service, or
+   * `load.replicas`): the live count until the first successful read, so a
+   * replica that starts while Redis is down divides degraded quotas by the
+   * fleet, not by itself alone; after an outage, when it says more than the
+   * last read did.
    */
-  readonly replicas?: number | undefined;
+  readonly replicas?: ReplicaCountReader | undefined;
 }
 
 export class FleetLoad implements FleetMembership {
@@ -77,7 +80,8 @@ export class FleetLoad implements FleetMembership {
   #timer: NodeJS.Timeout | undefined;
   #pending = false;
   #live: readonly string[];
-  #liveCount = 1;
+  /** Live replicas at the last read; undefined before the first. */
+  #liveCount: number | undefined;
   /** The view holds fleet counts from the last read (false before the first and after an outage). */
   #holding = false;
   /** Epoch ms of the last successful read, kept through an outage (start-up before the first). */
@@ -94,8 +98,6 @@ export class FleetLoad implements FleetMembership {
     this.#replicasKey = store.key('{fleet}:replicas');
     this.#stem = store.key('{fleet}:inflight:');
     this.#live = [settings.replicaId];
-    // Two replicas started with Redis unreachable each took a whole burst-2 quota (4 of 8 admitted).
-    this.#liveCount = Math.max(1, settings.replicas ?? 1);
     this.#lastReadAt = now();
     // Degraded means the counts can no longer be trusted to be current: back to local counts at once.
     store.onStatus((status) => {
@@ -108,7 +110,9 @@ export class FleetLoad implements FleetMembership {
   }
 
   liveReplicaCount(): number {
-    return this.#liveCount;
+    // Two replicas started with Redis unreachable each took a whole burst-2 quota (4 of 8 admitted).
+    const known = Math.max(1, this.#settings.replicas?.value ?? 1);
+    return this.#liveCount === undefined ? known : this.#holding ? this.#liveCount : Math.max(this.#liveCount, known);
   }
 
   /** Replicas whose counts the view holds now, this one included (1 while it holds none). */

@@ -228,6 +228,27 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
       assert.deepEqual(await routable(), [`${ENGINE_NS}/engine-a`, `${ENGINE_NS}/engine-b`]);
       const models = (await (await fetch(`${traffic}/v1/models`)).json()) as { data: { id: string }[] };
       assert.deepEqual(models.data.map((m) => m.id), ['sim-model']);
+      // The router's own Service's slice, as the EndpointSlice controller writes it (none runs here): this
+      // pod and a second replica still starting. The chart's Role lets the router count them.
+      const routerService = (await cluster.must('GET', `/api/v1/namespaces/${RELEASE_NS}/services/${release}-switchyard`)) as { metadata: { uid: string } };
+      await cluster.must('POST', `/apis/discovery.k8s.io/v1/namespaces/${RELEASE_NS}/endpointslices`, {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: `${release}-switchyard-x1`,
+          labels: { 'kubernetes.io/service-name': `${release}-switchyard`, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: `${release}-switchyard`, uid: routerService.metadata.uid, controller: true }],
+        },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: http }],
+        endpoints: [
+          { addresses: [POD_ADDRESS], conditions: { ready: true }, targetRef: { kind: 'Pod', name: `${release}-switchyard-template`, namespace: RELEASE_NS } },
+          { addresses: ['10.253.9.9'], conditions: { ready: false }, targetRef: { kind: 'Pod', name: `${release}-switchyard-next`, namespace: RELEASE_NS } },
+        ],
+      });
+      const replicas = async () => ((await (await fetch(`${admin}/debug/endpoints`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { replicas: { count: number | null; source: string } }).replicas;
+      await waitFor('the router counts two replicas from its Service', async () => (await replicas()).count === 2, 30_000, () => routerRun?.output() ?? '');
+      assert.equal((await replicas()).source, 'service');
       assert.equal((await fetch(`${admin}/metrics`)).status, 401, 'the admin token from the Secret guards /metrics');
       assert.equal((await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 200);
 

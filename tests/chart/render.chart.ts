@@ -79,6 +79,9 @@ function bytes(quantity: string): number {
 /** The router's own defaults for the lifecycle (what the chart falls back to). */
 const LIFECYCLE_DEFAULTS = configSchema.parse({}).lifecycle;
 
+/** Values that turn the replica count from the chart's Service off: the router then reads no API with static discovery. */
+const NO_REPLICA_COUNT = 'replicaCountFromService=false';
+
 describe('chart: helm lint --strict and helm template over the values matrix', { timeout: 600_000 }, () => {
   const cases: { name: string; options: TemplateOptions; values: Record<string, unknown> }[] = [
     { name: 'defaults', options: {}, values: {} },
@@ -335,15 +338,15 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     const redisRule = (objects: K8sObject[]) => egressOf(objects).at(-1);
     assert.deepEqual(redisRule(rendered.get('redis-values.yaml') as K8sObject[]), { to: [inRedisNamespace], ports: [{ port: 6380, protocol: 'TCP' }] }, 'the namespace and port of config.redis.url');
     assert.ok(!JSON.stringify(egressOf(rendered.get('networkpolicy-values.yaml') as K8sObject[])).includes('"port":63'), 'no Redis rule without Redis');
-    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"mode":"sentinel","nodes":["s-0.sentinel.redis.svc:26379","s-1.sentinel.redis.svc.cluster.local:26379"]}'] });
+    const sentinel = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'config.redis={"mode":"sentinel","nodes":["s-0.sentinel.redis.svc:26379","s-1.sentinel.redis.svc.cluster.local:26379"]}'] });
     assert.deepEqual(redisRule(sentinel), { to: [inRedisNamespace], ports: [{ port: 26379, protocol: 'TCP' }, { port: 6379, protocol: 'TCP' }] });
-    const byAddress = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://10.1.2.3:6379"}'] });
+    const byAddress = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'config.redis={"url":"redis://10.1.2.3:6379"}'] });
     assert.deepEqual(redisRule(byAddress)?.to, [{ ipBlock: { cidr: '10.1.2.3/32' } }]);
     const peers = [{ podSelector: { matchLabels: { app: 'redis' } } }];
-    const named = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://redis.example.com:6379"}', `networkPolicy.redisTo=${JSON.stringify(peers)}`] });
+    const named = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'config.redis={"url":"redis://redis.example.com:6379"}', `networkPolicy.redisTo=${JSON.stringify(peers)}`] });
     assert.deepEqual(redisRule(named), { to: peers, ports: [{ port: 6379, protocol: 'TCP' }] });
     const given = [{ to: [inRedisNamespace], ports: [{ port: 6379, protocol: 'TCP' }] }];
-    const custom = await template({ setJson: ['networkPolicy.enabled=true', 'config.redis={"url":"redis://r.redis.svc:6379"}', `networkPolicy.redis=${JSON.stringify(given)}`] });
+    const custom = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'config.redis={"url":"redis://r.redis.svc:6379"}', `networkPolicy.redis=${JSON.stringify(given)}`] });
     assert.deepEqual(redisRule(custom), given[0]);
   });
 
@@ -358,7 +361,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
       [['config.redis={"url":"redis://r.redis.svc:6379"}', 'networkPolicy.redis=[{"ports":[{"port":6379}]}]'], /every rule needs `to`/],
     ];
     for (const [pairs, message] of refused) {
-      const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', ...pairs.flatMap((p) => ['--set-json', p])]);
+      const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', '--set-json', NO_REPLICA_COUNT, ...pairs.flatMap((p) => ['--set-json', p])]);
       assert.notEqual(result.code, 0, `${pairs.join(' ')} refused`);
       assert.match(result.stderr, message, pairs.join(' '));
     }
@@ -367,10 +370,14 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   it('regression: with NetworkPolicy on and apiServer.cidrs empty, egress was open to any address on 443/6443', async () => {
     const result = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', '--set-json', 'config.discovery={"mode":"endpointslices","service":"vllm"}']);
     assert.notEqual(result.code, 0, 'refused');
-    assert.match(result.stderr, /networkPolicy\.apiServer\.cidrs is empty, but discovery reads the Kubernetes API/);
+    assert.match(result.stderr, /networkPolicy\.apiServer\.cidrs is empty, but the router reads the Kubernetes API/);
     assert.match(result.stderr, /kubectl get endpointslices -n default kubernetes/);
-    // Without API discovery there is no API rule to open: static backends render with no CIDRs.
-    const staticOnly = await template({ setJson: ['networkPolicy.enabled=true', 'config.backends=["http://10.20.0.5:8000"]'] });
+    // Static discovery still reads the API for the replica count (on by default): refused the same way.
+    const staticCounted = await helm(['template', 'sy', CHART, '--set-json', 'networkPolicy.enabled=true', '--set-json', 'config.backends=["http://10.20.0.5:8000"]']);
+    assert.notEqual(staticCounted.code, 0, 'static discovery with the replica count: refused');
+    assert.match(staticCounted.stderr, /replicaCountFromService[\s\S]*set it to false/);
+    // Without API reads there is no API rule to open: static backends render with no CIDRs.
+    const staticOnly = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'config.backends=["http://10.20.0.5:8000"]'] });
     assert.ok(!JSON.stringify(egressOf(staticOnly)).includes('"port":6443'));
     // The notes say how to compare the CIDRs with the API server's endpoints.
     const notes = await helm(['install', 'np', CHART, '--dry-run=client', '--values', `${CHART}/ci/networkpolicy-values.yaml`]);
@@ -379,7 +386,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   });
 
   it('regression: networkPolicy.adminFrom [] admitted every peer to the admin port instead of none', async () => {
-    const objects = await template({ setJson: ['networkPolicy.enabled=true', 'networkPolicy.trafficFrom=[]', 'networkPolicy.adminFrom=[]'] });
+    const objects = await template({ setJson: ['networkPolicy.enabled=true', NO_REPLICA_COUNT, 'networkPolicy.trafficFrom=[]', 'networkPolicy.adminFrom=[]'] });
     const ingress = (only(objects, 'NetworkPolicy')['spec'] as { ingress: { ports: { port: string }[]; from?: unknown[] }[] }).ingress;
     assert.deepEqual(ingress.map((r) => r.ports.map((p) => p.port)), [['http']], 'no ingress rule for the admin port');
     // helm test then reads /readyz on the traffic port, which the policy lets it reach.
@@ -447,17 +454,17 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     }
   });
 
-  it('RBAC: a Role per watched namespace, get/list/watch only on what its sources read, bound to the router; nothing cluster-wide', () => {
+  it('RBAC: a Role per watched namespace, get/list/watch only on what its sources read (and its own Service\'s slices in its namespace), bound to the router; nothing cluster-wide', () => {
     const expected: Record<string, Record<string, string[]>> = {
-      defaults: {},
-      'static-values.yaml': {},
-      'hpa-values.yaml': {},
-      'pods-values.yaml': { switchyard: ['pods'] },
-      'monitoring-values.yaml': { switchyard: ['pods'] },
-      'networkpolicy-values.yaml': { switchyard: ['pods'] },
-      'endpointslices-values.yaml': { inference: ['endpointslices'] },
-      'multi-namespace-values.yaml': { switchyard: ['pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
-      'redis-values.yaml': { switchyard: ['pods'] },
+      defaults: { switchyard: ['endpointslices'] },
+      'static-values.yaml': { switchyard: ['endpointslices'] },
+      'hpa-values.yaml': { switchyard: ['endpointslices'] },
+      'pods-values.yaml': { switchyard: ['endpointslices', 'pods'] },
+      'monitoring-values.yaml': { switchyard: ['endpointslices', 'pods'] },
+      'networkpolicy-values.yaml': { switchyard: ['endpointslices', 'pods'] },
+      'endpointslices-values.yaml': { inference: ['endpointslices'], switchyard: ['endpointslices'] },
+      'multi-namespace-values.yaml': { switchyard: ['endpointslices', 'pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
+      'redis-values.yaml': { switchyard: ['endpointslices', 'pods'] },
     };
     for (const [name, objects] of rendered) {
       assert.ok(!objects.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), `${name}: nothing cluster-wide`);
@@ -476,9 +483,23 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
         assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'sy-switchyard', namespace: 'switchyard' }], name);
       }
       const needsToken = Object.keys(expected[name] ?? {}).length > 0;
-      assert.equal(podSpec(objects).automountServiceAccountToken, needsToken, `${name}: the token is mounted only when discovery reads the API`);
+      assert.equal(podSpec(objects).automountServiceAccountToken, needsToken, `${name}: the token is mounted only when the router reads the API`);
       assert.equal(only(objects, 'ServiceAccount')['automountServiceAccountToken'], false, name);
     }
+  });
+
+  it("the replica count: each replica counts the pods of the chart's own Service, unless replicaCountFromService is off", async () => {
+    const defaults = rendered.get('defaults') as K8sObject[];
+    const load = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { load?: Record<string, unknown> }).load;
+    assert.equal(load(defaults)?.['replicasFromService'], 'sy-switchyard');
+    const traffic = defaults.find((o) => o.kind === 'Service' && o.metadata.name === 'sy-switchyard');
+    assert.deepEqual((traffic?.['spec'] as { ports: { name: string }[] }).ports.map((p) => p.name), ['http'], 'the traffic Service (the admin one has its own name)');
+    // Under an HPA, maxReplicas holds until the first count.
+    assert.deepEqual(load(rendered.get('hpa-values.yaml') as K8sObject[]), { replicas: 6, replicasFromService: 'sy-switchyard' });
+    const off = await template({ setJson: [NO_REPLICA_COUNT] });
+    assert.equal(load(off), undefined, 'nothing in config.load');
+    assert.ok(!off.some((o) => o.kind === 'Role'), 'no Role with static discovery');
+    assert.equal(podSpec(off).automountServiceAccountToken, false, 'no token');
   });
 
   it('replicas: 3 by default, RollingUpdate maxUnavailable 0, PDB maxUnavailable 1 whenever more than one can run, soft spread', async () => {

@@ -88,19 +88,30 @@ release namespace, as the router's defaults to its own.
 {{- toJson $out }}
 {{- end }}
 
-{{/* Namespace → sorted kinds (pods, endpointslices) discovery reads there, as JSON. */}}
+{{/* Namespace → sorted kinds (pods, endpointslices) the router reads there, as JSON: discovery's, and
+the release namespace's endpointslices when it counts its replicas from its own Service. */}}
 {{- define "switchyard.watchedNamespaces" -}}
 {{- $byNs := dict }}
 {{- range $s := include "switchyard.discoverySources" . | fromJsonArray }}
 {{- $kinds := get $byNs $s.namespace | default list }}
 {{- $_ := set $byNs $s.namespace (append $kinds $s.kind | uniq | sortAlpha) }}
 {{- end }}
+{{- if eq (include "switchyard.countsReplicas" .) "true" }}
+{{- $kinds := get $byNs .Release.Namespace | default list }}
+{{- $_ := set $byNs .Release.Namespace (append $kinds "endpointslices" | uniq | sortAlpha) }}
+{{- end }}
 {{- toJson $byNs }}
 {{- end }}
 
-{{/* "true" when discovery reads the Kubernetes API (the pod then needs its service-account token). */}}
+{{/* "true" when the router counts its replicas from its Service's EndpointSlices (config.load.replicasFromService). */}}
+{{- define "switchyard.countsReplicas" -}}
+{{- $load := (.Values.config | default dict).load | default dict }}
+{{- if or .Values.replicaCountFromService $load.replicasFromService }}true{{ else }}false{{ end }}
+{{- end }}
+
+{{/* "true" when the router reads the Kubernetes API, for discovery or its replica count (the pod then needs its service-account token). */}}
 {{- define "switchyard.needsKubeApi" -}}
-{{- if gt (len (include "switchyard.discoverySources" . | fromJsonArray)) 0 }}true{{ else }}false{{ end }}
+{{- if or (gt (len (include "switchyard.discoverySources" . | fromJsonArray)) 0) (eq (include "switchyard.countsReplicas" .) "true") }}true{{ else }}false{{ end }}
 {{- end }}
 
 {{/*
@@ -269,12 +280,17 @@ the mounted Secrets).
 HPA scales, so a replica's share admits less, never more. A fixed replicaCount is not copied in:
 scaling would then roll every pod (the config checksum), and a `kubectl scale` would leave the
 count wrong on the side of admitting more. */}}
-{{- if .Values.autoscaling.enabled }}
 {{- $load := get $c "load" | default dict }}
-{{- if not (hasKey $load "replicas") }}
+{{- if and .Values.autoscaling.enabled (not (hasKey $load "replicas")) }}
 {{- $_ = set $load "replicas" (max 1 (int .Values.autoscaling.maxReplicas)) }}
-{{- $_ = set $c "load" $load }}
 {{- end }}
+{{- /* Counted from the chart's own Service, which follows every scale step: the count above holds
+until the first list. */}}
+{{- if and .Values.replicaCountFromService (not (hasKey $load "replicasFromService")) }}
+{{- $_ = set $load "replicasFromService" (include "switchyard.fullname" .) }}
+{{- end }}
+{{- if $load }}
+{{- $_ = set $c "load" $load }}
 {{- end }}
 {{- toYaml $c }}
 {{- end }}
