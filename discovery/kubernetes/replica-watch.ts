@@ -66,7 +66,12 @@ export class ReplicaWatch {
    * @throws Error when no Kubernetes API is configured or no namespace is known.
    */
   static connect(connection: KubeConnectionOptions, service: string, timing: ListWatchTiming & { readonly listTimeoutMs: number }, observer: ReplicaWatchObserver): ReplicaWatch {
-    const kube = loadKubeConnection(connection);
+    let kube: ReturnType<typeof loadKubeConnection>;
+    try {
+      kube = loadKubeConnection(connection);
+    } catch (err) {
+      throw new Error(`load.replicasFromService counts the router's replicas through the Kubernetes API: ${(err as Error).message}`, { cause: err });
+    }
     if (kube.defaultNamespace === undefined) throw new Error(`load.replicasFromService: the router's namespace is not known (no ${connection.serviceAccountDir}/namespace)`);
     const api = new KubeApi(kube.config, { listTimeoutMs: timing.listTimeoutMs });
     return new ReplicaWatch(api, kube.defaultNamespace, service, timing, observer, REAL_ENVIRONMENT, api);

@@ -4,7 +4,10 @@
  * queue, then a third started, then 300 concurrent streams split evenly
  * over the three at once. Reports the joiner's time to first byte beside the
  * warm replicas' in the same seconds, for the router at default settings,
- * the same with the safe start off (what a warm router costs), and
+ * the same with the safe start off (what a warm router costs), with the
+ * replica count known (as the chart's replicaCountFromService gives it
+ * once the joiner's pod is listed in the Service; here `load.replicas` 3
+ * for all three, where the Service would say 2 to the warm ones before), and
  * optionally another checkout (`--before DIR`), in interleaved rounds,
  * without and with Redis.
  *
@@ -108,6 +111,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const variants: Variant[] = [
     { name: 'switchyard (default)', args: [] },
     { name: 'switchyard, safe start off', args: SAFE_START_OFF },
+    // What a replica counting its Service's pods (load.replicasFromService, the chart's default) knows once the joiner is listed.
+    { name: 'switchyard, replica count 3', args: ['--load-replicas', '3'] },
     ...(before === undefined ? [] : [{ name: `${before.name} (default)`, args: [], checkout: before }]),
   ];
   const modes = values.redis === 'both' ? [false, true] : [values.redis === 'on'];

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { configSchema } from '../config/schema.ts';
 import { LoadView } from '../load/load-view.ts';
+import { ReplicaCount } from '../load/replica-count.ts';
 import { FleetLoad } from './fleet-load.ts';
 import { createRedisClient } from './redis-client.ts';
 import { SharedStore } from './shared-store.ts';
@@ -16,10 +17,10 @@ function viewOver(ids: readonly string[]): LoadView {
   return view;
 }
 
-function replica(url: string, id: string, view: LoadView, keyPrefix: string, replicaTtlMs = 400): { fleet: FleetLoad; store: SharedStore } {
+function replica(url: string, id: string, view: LoadView, keyPrefix: string, replicaTtlMs = 400, replicas?: ReplicaCount): { fleet: FleetLoad; store: SharedStore } {
   const settings = configSchema.parse({ redis: { url } }).redis;
   const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix, breaker: { failures: 3, openMs: 1000 } }, QUIET);
-  return { fleet: new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs }), store };
+  return { fleet: new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs, replicas }), store };
 }
 
 describe('FleetLoad against a real redis-server', () => {
@@ -85,6 +86,26 @@ describe('FleetLoad against a real redis-server', () => {
       assert.equal(e1b!.othersInFlight, 1, 'converged again on an empty Redis');
     } finally {
       await Promise.all([a, b].map((r) => r!.store.close()));
+    }
+  });
+
+  it('divides degraded quotas by the counted replicas before the first read, and after an outage when they are more than the last read saw', async () => {
+    const count = new ReplicaCount(10);
+    const lone = replica(server.url, 'c0', viewOver(['e1']), 'counted:', 400, count);
+    try {
+      assert.equal(lone.fleet.liveReplicaCount(), 10, 'configured, before anything is read');
+      count.counted(3);
+      assert.equal(lone.fleet.liveReplicaCount(), 3, 'counted from the Service: it follows the count');
+      await until(() => lone.store.status === 'up');
+      await lone.fleet.publishAndRead();
+      assert.equal(lone.fleet.liveReplicaCount(), 1, 'Redis says it is alone');
+      await server.kill();
+      await until(() => lone.store.status === 'degraded');
+      count.counted(4);
+      assert.equal(lone.fleet.liveReplicaCount(), 4, 'degraded: the Service counts more than the last read');
+      await server.restart();
+    } finally {
+      await lone.store.close();
     }
   });
 });
