@@ -47,6 +47,20 @@ test('open loop holds the asked rate and excludes the warm-up', async () => {
   });
 });
 
+test('closed loop with a session per client: each client sends one key of its own on all its requests, unique across generator processes', async () => {
+  await withSim(async (url, sim) => {
+    const request = { ...TOOL_REQUESTS, users: 0 };
+    const one = await runLoad({ target: url, request, mode: { kind: 'closed', concurrency: 1, sessionPerClient: true }, warmupMs: 0, requests: 12, idPrefix: 'solo', seed: 5 });
+    assert.equal(one.ok, 12, JSON.stringify(one.failureExamples));
+    assert.deepEqual([...sim.sessions], [['solo-client-0', 12]], 'one client: one key on every request');
+    const run = await runGenerators({ target: url, request, mode: { kind: 'closed', concurrency: 6, sessionPerClient: true }, warmupMs: 0, requests: 60, idPrefix: 's', seed: 6 }, { processes: 2, label: 'test', quiet: true });
+    assert.equal(run.ok, 60, JSON.stringify(run.failureExamples));
+    const keys = [...sim.sessions.keys()].filter((key) => key.startsWith('s-')).sort();
+    assert.deepEqual(keys, ['s-g0-client-0', 's-g0-client-1', 's-g0-client-2', 's-g1-client-0', 's-g1-client-1', 's-g1-client-2']);
+    assert.equal(keys.reduce((n, key) => n + (sim.sessions.get(key) ?? 0), 0), 60);
+  });
+});
+
 test('corruption a real engine cannot be made to produce is counted and kept for inspection (in-process fake peer)', async () => {
   let n = 0;
   const server = createServer((req, res) => {

@@ -131,6 +131,7 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
   const pool = new Pool(spec.target, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const bodies = { true: requestBody(spec.request, true), false: requestBody(spec.request, false) };
   const baseHeaders = { 'content-type': 'application/json', ...spec.request.headers };
+  const perClient = spec.mode.kind === 'closed' && spec.mode.sessionPerClient === true;
 
   const e2e = new Histogram();
   const ttft = new Histogram();
@@ -158,15 +159,16 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     if (failureExamples.length < MAX_EXAMPLES) failureExamples.push(example);
   };
 
-  /** Sends request number `n`; `scheduledAt` is when it should have left (open loop) or did (closed loop). */
-  const send = async (n: number, scheduledAt: number): Promise<void> => {
+  /** Sends request number `n`; `scheduledAt` is when it should have left (open loop) or did (closed loop); `client`: the closed-loop client sending it. */
+  const send = async (n: number, scheduledAt: number, client?: number): Promise<void> => {
     const inWindow = scheduledAt >= measureFrom;
     if (inWindow) measured++;
     sent++;
     const stream = spec.request.stream === 'mixed' ? n % 2 === 0 : spec.request.stream;
     const requestId = `${spec.idPrefix}-${n}`;
     const headers: Record<string, string> = { ...baseHeaders, 'x-request-id': requestId };
-    if (spec.request.users > 0) headers['x-session-id'] = `user-${n % spec.request.users}`;
+    if (perClient && client !== undefined) headers['x-session-id'] = `${spec.idPrefix}-client-${client}`;
+    else if (spec.request.users > 0) headers['x-session-id'] = `user-${n % spec.request.users}`;
     const expect = { toolCall: spec.request.tools, idSuffix: spec.request.checkIds ? requestId : undefined };
     const exchange = await exchangeOnce(pool, spec.request.path, headers, bodies[String(stream) as 'true' | 'false'], stream, expect, spec.newConnections === true);
     if (exchange.status === 429 && exchange.retryAfter) {
@@ -197,10 +199,10 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
   const inFlight = new Set<Promise<void>>();
   try {
     if (spec.mode.kind === 'closed') {
-      const worker = async () => {
-        while (wanted(performance.now())) await send(sent, performance.now());
+      const worker = async (client: number) => {
+        while (wanted(performance.now())) await send(sent, performance.now(), client);
       };
-      await Promise.all(Array.from({ length: spec.mode.concurrency }, worker));
+      await Promise.all(Array.from({ length: spec.mode.concurrency }, (_, client) => worker(client)));
     } else {
       const { ratePerS, rampFromPerS = ratePerS, rampMs = 0 } = spec.mode;
       const rateAt = (t: number) => (t >= rampMs ? ratePerS : rampFromPerS + ((ratePerS - rampFromPerS) * t) / rampMs);

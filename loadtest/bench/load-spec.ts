@@ -26,7 +26,12 @@ export interface RequestTemplate {
 
 /** Fixed concurrency (each worker sends its next request when the last finished), or a fixed arrival rate. */
 export type LoadMode =
-  | { readonly kind: 'closed'; readonly concurrency: number }
+  | {
+      readonly kind: 'closed';
+      readonly concurrency: number;
+      /** Each client sends its own `x-session-id` (`<idPrefix>-client-<i>`, one key for all its requests) instead of {@link RequestTemplate.users}' rotation. */
+      readonly sessionPerClient?: boolean;
+    }
   | {
       readonly kind: 'open';
       /** Poisson arrivals per second once any ramp is over. */
