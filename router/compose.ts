@@ -115,7 +115,7 @@ export class Router {
   readonly #source: EndpointSource;
   readonly #kubernetes: KubernetesDiscovery | undefined;
   /** How many replicas share the engines (counted from the router's Service, or configured). */
-  readonly replicas: ReplicaCount;
+  readonly #replicas: ReplicaCount;
   /** Counts them from the router's own Service; undefined without load.replicasFromService. */
   readonly #replicaWatch: ReplicaWatch | undefined;
   readonly #probe: ModelProbe;
@@ -155,15 +155,15 @@ export class Router {
       (message) => new ConfigError(message),
     );
     const env = options.env ?? process.env;
-    this.replicas = new ReplicaCount(config.load.replicas);
-    this.#replicaWatch = replicaWatch(config, env, this.replicas, this.logger);
+    this.#replicas = new ReplicaCount(config.load.replicas);
+    this.#replicaWatch = replicaWatch(config, env, this.#replicas, this.logger);
     this.view = new LoadView({
       maxScrapeAgeMs: config.scrape.maxAgeMs ?? 3 * config.scrape.intervalMs,
       defaultCapacity: config.load.defaultCapacity,
       ejection: config.load.ejection,
       // With the adaptive engine queue, the safe start still steps by one request past what an engine runs.
-      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: this.replicas },
-      replicas: this.replicas,
+      safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas: this.#replicas },
+      replicas: this.#replicas,
     });
     const queue = new WaitQueue<EndpointState>({
       maxLength: config.admission.queueLength,
@@ -215,7 +215,7 @@ export class Router {
         : undefined,
     );
     const onTaskFailure: TaskFailureReporter = (task, err) => this.reportBackgroundFailure(task, err);
-    this.#shared = shared = sharedState(config, this.view, this.replicas, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
+    this.#shared = shared = sharedState(config, this.view, this.#replicas, this.sharedMetrics, this.logger, () => this.#admin.publish(), onTaskFailure);
     this.#quotas = this.#apiKeys === undefined ? undefined : tenantQuotas(config, shared, onTaskFailure);
     const tenants = this.#apiKeys === undefined || this.#quotas === undefined ? undefined : tenantGate(this.#apiKeys, this.#quotas, this.sharedMetrics);
     const kubernetes = this.#kubernetes;
@@ -363,7 +363,7 @@ export class Router {
         debugEndpointsDocument(this.view, this.#inFlight, {
           modelProbe: (endpoint) => this.#probe.status(endpoint.url, endpoint.source),
           discovery: () => this.#kubernetes?.debugStatus() ?? [],
-          replicas: () => ({ count: this.replicas.value ?? null, source: this.replicas.source, watch: this.#replicaWatch?.debugStatus() ?? null }),
+          replicas: () => ({ count: this.#replicas.value ?? null, source: this.#replicas.source, watch: this.#replicaWatch?.debugStatus() ?? null }),
           scrapeFailure: (state) => this.#scraper.failure(state),
           scrapeDialect: (state) => this.#scraper.dialect(state),
           sessionsByEndpoint: () => this.#shared?.sessions.sessionsByEngine(),

@@ -11,7 +11,11 @@
  * optionally another checkout (`--before DIR`), in interleaved rounds,
  * without and with Redis.
  *
- *   node loadtest/scenarios/warm-join.ts [--rounds 5] [--redis both|on|off] [--before DIR] [--out DIR]
+ * With `--warm-through-join` the warm load goes on while the joiner starts
+ * and through the burst, as in a rollout under traffic: the joiner's first
+ * scrapes then show the engines busy.
+ *
+ *   node loadtest/scenarios/warm-join.ts [--rounds 5] [--redis both|on|off] [--warm-through-join] [--before DIR] [--out DIR]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,7 +75,7 @@ async function steady(bases: readonly string[], concurrency: number, signal: Abo
   );
 }
 
-async function round(engines: readonly string[], variant: Variant, redis: RedisServer | undefined): Promise<RoundResult> {
+async function round(engines: readonly string[], variant: Variant, redis: RedisServer | undefined, warmThroughJoin: boolean): Promise<RoundResult> {
   const args = [...variant.args, ...(redis === undefined ? [] : ['--redis-url', redis.url])];
   const start = () => startRouterSystem(engines, { args, ...(variant.checkout === undefined ? {} : { checkout: variant.checkout }) });
   const warm: System[] = [await start(), await start()];
@@ -80,12 +84,17 @@ async function round(engines: readonly string[], variant: Variant, redis: RedisS
     const warming = new AbortController();
     const load = steady(warm.map((s) => s.url), WARM_STREAMS, warming.signal);
     await new Promise((resolve) => setTimeout(resolve, WARM_MS));
-    warming.abort();
-    await load;
+    // A rollout or scale-out under traffic: the warm load goes on while the joiner starts and takes its share.
+    if (!warmThroughJoin) {
+      warming.abort();
+      await load;
+    }
     const joiner = await start();
     systems.push(joiner);
     const all = [...warm, joiner];
     const times = await Promise.all(Array.from({ length: JOIN_STREAMS }, (_, i) => stream((all[i % 3] as System).url, `join-${i}`)));
+    warming.abort();
+    await load;
     const joinerTimes: number[] = [];
     const warmTimes: number[] = [];
     let failed = 0;
@@ -105,7 +114,7 @@ function quantile(values: readonly number[], q: number): number {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: { rounds: { type: 'string', default: '5' }, redis: { type: 'string', default: 'both' }, before: { type: 'string' }, out: { type: 'string', default: 'loadtest/results/warm-join' } } });
+  const { values } = parseArgs({ args: [...argv], options: { rounds: { type: 'string', default: '5' }, redis: { type: 'string', default: 'both' }, 'warm-through-join': { type: 'boolean', default: false }, before: { type: 'string' }, out: { type: 'string', default: 'loadtest/results/warm-join' } } });
   const rounds = Number(values.rounds);
   const before = routerCheckout(values.before);
   const variants: Variant[] = [
@@ -126,7 +135,7 @@ async function main(argv: readonly string[]): Promise<number> {
       try {
         for (let r = 0; r < rounds; r++) {
           for (const variant of variants) {
-            const result = await round(engines.urls, variant, redis);
+            const result = await round(engines.urls, variant, redis, values['warm-through-join']);
             results.get(variant.name)?.push(result);
             console.error(`${withRedis ? 'redis' : 'no redis'} round ${r + 1} ${variant.name}: joiner p50/p99 ${ms(quantile(result.joiner, 0.5))}/${ms(quantile(result.joiner, 0.99))} ms, warm ${ms(quantile(result.warm, 0.5))}/${ms(quantile(result.warm, 0.99))} ms, ${result.failed} failed`);
           }
@@ -148,7 +157,7 @@ async function main(argv: readonly string[]): Promise<number> {
     await agent.close();
   }
   const table = [
-    `A replica joining a warm fleet of two: ${JOIN_STREAMS} concurrent streams split over the three at once, 2 large engines; median of ${rounds} interleaved rounds.`,
+    `A replica joining a warm fleet of two: ${JOIN_STREAMS} concurrent streams split over the three at once, 2 large engines${values['warm-through-join'] ? `, the warm load (${WARM_STREAMS} streams over the warm two) going on through the join` : ', the warm load stopped before the join'}; median of ${rounds} interleaved rounds.`,
     '',
     '| shared state | router | joiner TTFB p50 / p99 ms | warm replicas p50 / p99 ms | joiner ÷ warm p50 / p99 | non-200 |',
     '|---|---|---|---|---|---|',

@@ -199,14 +199,15 @@ export class LoadView {
 
   /**
    * The other replicas' in-flight counts per endpoint id, read from the
-   * shared state; endpoints it does not name have none open. `undefined`:
-   * the shared state no longer knows (degraded, expired), so every endpoint
-   * goes back to this replica's own counts.
+   * shared state, and how many other replicas are live; endpoints it does
+   * not name have none open. `undefined`: the shared state no longer knows
+   * (degraded, expired), so every endpoint goes back to this replica's own
+   * counts.
    */
-  fleetInFlight(others: ReadonlyMap<string, number> | undefined): void {
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined, replicas = 0): void {
     for (const state of this.#states.values()) {
       if (others === undefined) state.forgetFleet();
-      else state.fleetInFlight(others.get(state.id) ?? 0);
+      else state.fleetInFlight(others.get(state.id) ?? 0, replicas);
     }
   }
 
