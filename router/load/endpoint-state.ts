@@ -116,11 +116,7 @@ export class EndpointState {
   /** Epoch ms the endpoint joined the set. */
   readonly firstSeenAt: number;
   readonly #view: LoadClockAndSettings;
-  /** The other replicas' open requests at the last fleet read. */
   #othersInFlight = 0;
-  /** This replica's own open requests when that read was applied, and how many other replicas it counted. */
-  #ownAtFleetRead = 0;
-  #otherReplicas = 0;
   #othersAtScrape = 0;
   /** The shared state holds the other replicas' counts for this endpoint (they are seen, not mirrored). */
   #fleetHeld = false;
@@ -208,30 +204,23 @@ export class EndpointState {
     return this.#inFlight;
   }
 
-  /**
-   * Requests the other router replicas have open to this endpoint now, as
-   * best this one can tell (0 without shared state): what the last read
-   * said, plus this replica's own change since that read once for each of
-   * them. The read is a publish interval or two old; in between, the others
-   * are taken to mirror this one, as replicas without shared state are
-   * (load-formulas.ts). Three replicas sharing Redis, each sending a cold
-   * burst on reads of the others' counts from before it, let 8-slot engines
-   * of configured capacity queue 11 against a bound of 5.
-   */
+  /** Requests the other router replicas have open to this endpoint, as last read from the shared state (0 without it). */
   get othersInFlight(): number {
-    return Math.max(0, this.#othersInFlight + (this.#inFlight - this.#ownAtFleetRead) * this.#otherReplicas);
+    return this.#othersInFlight;
   }
 
   /**
-   * The shared state says the other replicas, `replicas` of them, have
-   * `count` requests open to this endpoint (0 when it no longer knows: Redis
-   * degraded, the counts expired).
+   * The shared state says the other replicas have `count` requests open to
+   * this endpoint (0 when it no longer knows: Redis degraded, the counts
+   * expired).
    */
-  fleetInFlight(count: number, replicas: number): void {
-    this.#fleetHeld = true;
+  fleetInFlight(count: number): void {
+    if (!this.#fleetHeld) {
+      this.#fleetHeld = true;
+      this.#version++;
+    }
+    if (count === this.#othersInFlight) return;
     this.#othersInFlight = count;
-    this.#ownAtFleetRead = this.#inFlight;
-    this.#otherReplicas = replicas;
     this.#version++;
   }
 
@@ -239,7 +228,6 @@ export class EndpointState {
   forgetFleet(): void {
     this.#fleetHeld = false;
     this.#othersInFlight = 0;
-    this.#otherReplicas = 0;
     this.#othersAtScrape = 0;
     this.#version++;
   }
@@ -430,7 +418,7 @@ export class EndpointState {
     this.#ambiguousBefore = this.#sentTotal;
     this.#sentSinceScrape = ambiguous - this.#ambiguousCounted;
     this.#doneSinceScrape = 0;
-    this.#othersAtScrape = this.othersInFlight;
+    this.#othersAtScrape = this.#othersInFlight;
     this.#pendingMark = -1;
     this.#version++;
     // A queue means the engine was full: what was running then is its capacity.
@@ -591,7 +579,7 @@ export class EndpointState {
     inputs.sentSinceScrape = this.#sentSinceScrape;
     inputs.doneSinceScrape = this.#doneSinceScrape;
     inputs.inFlight = this.#inFlight;
-    inputs.othersInFlight = this.othersInFlight;
+    inputs.othersInFlight = this.#othersInFlight;
     inputs.othersAtScrape = this.#othersAtScrape;
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = this.#fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);

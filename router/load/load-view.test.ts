@@ -164,31 +164,6 @@ describe('load view', () => {
     assert.equal(a.scraped?.waiting, 3, 'the last good value is kept for display');
   });
 
-  it("between fleet reads, takes the other replicas to mirror its own change since the read (three replicas' cold burst on counts from before it)", () => {
-    const { view, states } = fixture(1);
-    const a = states[0]!;
-    view.recordScrape(a, gauges(0, 0));
-    // The last read: two other replicas, one request open between them, none of this one's.
-    view.fleetInFlight(new Map([['e0', 1]]), 2);
-    view.tick();
-    assert.equal(outstanding(a), 1);
-    // This replica sends 3 before the next read: the others are taken to have sent as many each.
-    for (let i = 0; i < 3; i++) view.begin(a);
-    view.tick();
-    assert.equal(a.othersInFlight, 1 + 3 * 2);
-    assert.equal(outstanding(a), 3 + 7);
-    // The next read says what they really hold; the mirror starts again from there.
-    view.fleetInFlight(new Map([['e0', 2]]), 2);
-    view.tick();
-    assert.equal(a.othersInFlight, 2);
-    assert.equal(outstanding(a), 3 + 2);
-    // Alone in the fleet: nothing is mirrored.
-    view.fleetInFlight(new Map(), 0);
-    view.begin(a);
-    view.tick();
-    assert.equal(a.othersInFlight, 0);
-  });
-
   it('learns capacity only from a scrape that shows a queue', () => {
     const { view, states } = fixture(1);
     const a = states[0]!;

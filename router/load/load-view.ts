@@ -199,15 +199,14 @@ export class LoadView {
 
   /**
    * The other replicas' in-flight counts per endpoint id, read from the
-   * shared state, and how many other replicas are live; endpoints it does
-   * not name have none open. `undefined`: the shared state no longer knows
-   * (degraded, expired), so every endpoint goes back to this replica's own
-   * counts.
+   * shared state; endpoints it does not name have none open. `undefined`:
+   * the shared state no longer knows (degraded, expired), so every endpoint
+   * goes back to this replica's own counts.
    */
-  fleetInFlight(others: ReadonlyMap<string, number> | undefined, replicas = 0): void {
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined): void {
     for (const state of this.#states.values()) {
       if (others === undefined) state.forgetFleet();
-      else state.fleetInFlight(others.get(state.id) ?? 0, replicas);
+      else state.fleetInFlight(others.get(state.id) ?? 0);
     }
   }
 

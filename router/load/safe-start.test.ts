@@ -239,17 +239,14 @@ describe('safe start limit', () => {
     assert.equal(limit.value, 30);
   });
 
-  it('keeps a request that belongs to the engine up to the burst bound: the room seen of its own requests plus the queue budget, at least the limit', () => {
+  it('keeps a request that belongs to the engine up to the burst bound: the room seen of its own requests, at least the limit, plus its share of the queue budget', () => {
     const limit = new SafeStartLimit(SETTINGS);
-    assert.equal(limit.burstBound, Math.max(4, 0 + SETTINGS.queueBudget), 'nothing seen yet: the budget on no room, at least the limit');
-    const third = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
-    assert.equal(third.burstBound, 4, 'a third of the budget (1) on no room is below the limit: the limit, no budget on top of it');
-    // Its own 4 requests ran without a queue: the budget goes on top of that room.
-    limit.scraped(0, 4, 4, undefined, 4);
     assert.equal(limit.burstBound, 4 + SETTINGS.queueBudget);
+    const third = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
+    assert.equal(third.burstBound, 4 + 1, 'a third of the budget of 5, in whole requests');
     // Its own 9 requests ran without a queue (sessions above the limit): the bound follows.
     limit.scraped(0, 9, 9, undefined, 9);
-    assert.equal(limit.burstBound, Math.max(limit.value, 9 + SETTINGS.queueBudget));
+    assert.equal(limit.burstBound, Math.max(limit.value, 9) + SETTINGS.queueBudget);
     // Handed over: the engine's own queue decides.
     limit.scraped(3, 12, 12, 12, 15);
     assert.equal(limit.burstBound, undefined);

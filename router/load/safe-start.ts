@@ -196,19 +196,18 @@ export class SafeStartLimit {
    * Requests this replica may have open to the engine for work that belongs
    * there (a session's or pinned response's engine), whatever the limit says
    * of new work: what the engine was seen running of this replica's requests
-   * without a queue, plus this replica's share of the queue budget (whole
-   * requests; all of it when the replica count is not known), and never
-   * less than the limit. Sending that many leaves at most the budget waiting
-   * at an engine that ran the rest. The budget goes on top of room seen, not
-   * of the limit, which is no evidence: three cold replicas each taking the
-   * whole budget of 5 above their limit of 4 for their sessions left 8-slot
-   * engines 15/13/17 waiting, and 7/7/8 with a third of it each.
+   * without a queue (at least the limit), plus this replica's share of the
+   * queue budget (whole requests; all of it when the replica count is not
+   * known). Sending that many leaves at most the budget waiting at an engine
+   * that ran the rest: three replicas each taking the whole budget of 5 for
+   * their sessions left 8-slot engines 15/13/17 waiting in a cold burst
+   * (7/7/8 with a third of it each).
    * Undefined once learned: the engine's own queue then decides.
    */
   get burstBound(): number | undefined {
     if (this.#phase === 'learned') return undefined;
     const replicas = this.#settings.replicas?.value ?? 1;
-    return Math.max(this.value, this.#roomSeen + Math.floor(this.#settings.queueBudget / replicas));
+    return Math.max(this.value, this.#roomSeen) + Math.floor(this.#settings.queueBudget / replicas);
   }
 
   get status(): SafeStartStatus {

@@ -172,7 +172,7 @@ export class FleetLoad implements FleetMembership {
     this.#liveCount = live.length;
     this.#holding = true;
     this.#lastReadAt = this.#now();
-    this.#view.fleetInFlight(others, live.length - 1);
+    this.#view.fleetInFlight(others);
   }
 
   #forget(): void {
