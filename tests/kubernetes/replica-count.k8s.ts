@@ -17,25 +17,11 @@ import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRouter, type RouterProcess } from '../kit/router-process.ts';
-import { Cluster, RBAC_DIR } from '../kit/kube/cluster.ts';
+import { Cluster, debugDocument, RBAC_DIR, waitForDebug } from '../kit/kube/cluster.ts';
 
 const NS = 'routers';
 const SLICES = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
 const MODEL = 'count-model';
-
-/** Polls `condition` every 50 ms until true; fails naming `what` after `timeoutMs`. */
-async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-interface ReplicaView {
-  readonly replicas: { readonly count: number | null; readonly source: string; readonly watch: { readonly synced: boolean } | null };
-  readonly endpoints: { readonly load: { readonly safeStart: { readonly limit: number; readonly reason: string } | null } }[];
-}
 
 describe("router replicas counted from the router's own Service (real kube-apiserver)", { timeout: 600_000 }, () => {
   let cluster: Cluster | undefined;
@@ -46,7 +32,9 @@ describe("router replicas counted from the router's own Service (real kube-apise
   const release = new AbortController();
 
   const api = () => cluster as Cluster;
-  const view = async () => (await (await fetch(`${(router as RouterProcess).admin}/debug/endpoints`)).json()) as ReplicaView;
+  const admin = () => (router as RouterProcess).admin;
+  const view = () => debugDocument(admin());
+  const waitFor = (condition: Parameters<typeof waitForDebug>[1], what: string) => waitForDebug(admin(), condition, performance.now(), what);
 
   /** The router Service's slice as the EndpointSlice controller writes it: one entry per pod. */
   function slice(pods: { name: string; ready?: boolean; terminating?: boolean }[]) {
@@ -99,10 +87,10 @@ describe("router replicas counted from the router's own Service (real kube-apise
   });
 
   it('counts the pods of its Service that are not terminating, and follows a rollout', async () => {
-    await waitFor(async () => (await view()).replicas.watch?.synced === true, 'first list of the Service slices', 20_000);
+    await waitFor((doc) => doc.replicas?.watch?.synced === true, 'first list of the Service slices');
     await api().must('POST', SLICES, slice([{ name: 'router-a' }, { name: 'router-b' }, { name: 'router-c', ready: false }]));
-    await waitFor(async () => (await view()).replicas.count === 3, 'three pods counted (one still starting)', 20_000);
-    assert.equal((await view()).replicas.source, 'service');
+    await waitFor((doc) => doc.replicas?.count === 3, 'three pods counted (one still starting)');
+    assert.equal((await view()).replicas?.source, 'service');
   });
 
   it('takes its share of what the engine is seen running without a queue, by the count now', async () => {
@@ -118,11 +106,11 @@ describe("router replicas counted from the router's own Service (real kube-apise
         .then((response) => response.body.dump())
         .catch(() => undefined);
     }
-    await waitFor(async () => (await view()).endpoints[0]?.load.safeStart?.limit === 20, 'a third of 60 running', 20_000);
+    await waitFor((doc) => doc.endpoints[0]?.load.safeStart?.limit === 20, 'a third of 60 running');
     assert.equal((await view()).endpoints[0]?.load.safeStart?.reason, 'replica-share');
     // An old pod terminates: two replicas share the engine now.
     await api().must('PATCH', `${SLICES}/switchyard-x1`, { endpoints: slice([{ name: 'router-a', terminating: true }, { name: 'router-b' }, { name: 'router-c' }]).endpoints }, 'application/merge-patch+json');
-    await waitFor(async () => (await view()).replicas.count === 2, 'the terminating pod no longer counted', 20_000);
-    await waitFor(async () => (await view()).endpoints[0]?.load.safeStart?.limit === 30, 'half of 60 running', 20_000);
+    await waitFor((doc) => doc.replicas?.count === 2, 'the terminating pod no longer counted');
+    await waitFor((doc) => doc.endpoints[0]?.load.safeStart?.limit === 30, 'half of 60 running');
   });
 });

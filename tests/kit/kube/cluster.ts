@@ -244,12 +244,15 @@ export interface DebugEndpoint {
   readonly draining: boolean;
   readonly inFlight: number;
   readonly models: string[] | null;
+  readonly load: { readonly safeStart: { readonly limit: number; readonly reason: string } | null };
 }
 
 /** The parts of `/debug/endpoints` the tests read. */
 export interface DebugDocument {
   readonly endpoints: DebugEndpoint[];
   readonly discovery: { name: string; healthy: boolean; synced: boolean; error: string | null; restarts: Record<string, number>; endpoints: number; objects: number; lastListAt: string | null; skipped: { id: string; reason: string }[] }[];
+  /** The replicas the router takes its share against (null from routers without it). */
+  readonly replicas: { readonly count: number | null; readonly source: string; readonly watch: { readonly synced: boolean } | null } | null;
 }
 
 /** Reads `/debug/endpoints`. */
