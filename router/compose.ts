@@ -62,7 +62,7 @@ import { FleetSafeStart } from './state/fleet-safe-start.ts';
 import { createRedisClient, redisConfigured } from './state/redis-client.ts';
 import { SessionAssignments } from './state/session-assignments.ts';
 import { sessionNamesFor } from './state/session-names.ts';
-import { SharedStore } from './state/shared-store.ts';
+import { SharedStore, sharedStoreSettings } from './state/shared-store.ts';
 import type { TaskFailureReporter } from './state/background-task.ts';
 import { ApiKeysFile } from './request/api-keys-file.ts';
 import { TenantGate } from './request/tenant-gate.ts';
@@ -516,7 +516,7 @@ function sharedState(
   const settings = config.redis;
   const store = new SharedStore(
     createRedisClient(settings, readSecretFile),
-    { keyPrefix: settings.keyPrefix, breaker: { failures: settings.breakerFailures, openMs: settings.breakerOpenMs } },
+    sharedStoreSettings(settings),
     {
       commandDone: (command, seconds) => metrics.observeCommand(command, seconds),
       commandFailed: (command, failure) => metrics.countFailure(command, failure),

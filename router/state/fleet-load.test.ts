@@ -19,7 +19,7 @@ function viewOver(ids: readonly string[]): LoadView {
 
 function replica(url: string, id: string, view: LoadView, keyPrefix: string, replicaTtlMs = 400, replicas?: ReplicaCount): { fleet: FleetLoad; store: SharedStore } {
   const settings = configSchema.parse({ redis: { url } }).redis;
-  const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix, breaker: { failures: 3, openMs: 1000 } }, QUIET);
+  const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix, breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: settings.commandTimeoutMs }, QUIET);
   return { fleet: new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs, replicas }), store };
 }
 

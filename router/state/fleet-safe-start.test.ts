@@ -23,7 +23,7 @@ function viewOver(ids: readonly string[], clock = { now: 1_000_000 }): LoadView 
 /** A replica's fleet load and safe-start sharing over one store; started, so the replica set names it. */
 function replica(url: string, id: string, view: LoadView) {
   const settings = configSchema.parse({ redis: { url } }).redis;
-  const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix: 'safe:', breaker: { failures: 3, openMs: 1000 } }, QUIET);
+  const store = new SharedStore(createRedisClient(settings, () => ''), { keyPrefix: 'safe:', breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: settings.commandTimeoutMs }, QUIET);
   const fleet = new FleetLoad(store, view, { replicaId: id, publishIntervalMs: 50, replicaTtlMs: 400 });
   const safeStart = new FleetSafeStart(store, view, { replicaId: id, intervalMs: 50, replicaTtlMs: 400 });
   fleet.start();

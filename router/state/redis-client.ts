@@ -6,7 +6,9 @@
  *
  * - No offline queue: while disconnected a command fails at once instead of
  *   waiting for a reconnect.
- * - A command timeout of tens of milliseconds (`commandTimeoutMs`).
+ * - No command timeout here: the store times each command itself
+ *   (`commandTimeoutMs`, see shared-store.ts), judging it after the event
+ *   loop has read what arrived.
  * - No retries per request and no resending after a reconnect: a command
  *   that did not get its answer in time is abandoned (the caller fell back).
  * - Reconnects forever, backing off to 1 s apart, so recovery is automatic.
@@ -41,7 +43,6 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
   const common = {
     ...defined({ username: settings.username, password, tls }),
     connectTimeout: settings.connectTimeoutMs,
-    commandTimeout: settings.commandTimeoutMs,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,

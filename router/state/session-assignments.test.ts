@@ -26,7 +26,7 @@ function replica(url: string, settings: Partial<SessionAssignmentSettings> = {})
   const lookups: SessionLookupResult[] = [];
   const store = new SharedStore(
     createRedisClient(configSchema.parse({ redis: { url } }).redis, () => ''),
-    { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 } },
+    { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: 50 },
     { commandDone: (command) => commands.push(command), commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} },
   );
   const r: Replica = {
@@ -129,7 +129,7 @@ describe('SessionAssignments against a real redis-server', () => {
     const failures: string[] = [];
     const watched = new SharedStore(
       createRedisClient(configSchema.parse({ redis: { url: server.url } }).redis, () => ''),
-      { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 } },
+      { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: 50 },
       { commandDone: () => {}, commandFailed: (command, kind) => failures.push(`${command}:${kind}`), breakerMoved: () => {}, statusChanged: () => {} },
     );
     const b = new SessionAssignments(watched, { ttlMs: 60_000, localCacheMs: 0, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {});

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { configSchema } from '../config/schema.ts';
 import type { BreakerState } from './breaker.ts';
 import { createRedisClient } from './redis-client.ts';
-import { LuaScript, SharedStore, type CommandFailure, type SharedStoreObserver } from './shared-store.ts';
+import { LuaScript, SharedStore, sharedStoreSettings, type CommandFailure, type SharedStoreObserver } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { until } from '../../tests/kit/redis/store-fixture.ts';
 
@@ -23,7 +23,7 @@ function recorder(): SharedStoreObserver & { failures: CommandFailure[]; statuse
 
 function storeFor(url: string, observer: SharedStoreObserver, extra: Record<string, unknown> = {}): SharedStore {
   const config = configSchema.parse({ redis: { url, commandTimeoutMs: 50, breakerFailures: 2, breakerOpenMs: 200, ...extra } });
-  return new SharedStore(createRedisClient(config.redis, () => 'unused'), { keyPrefix: config.redis.keyPrefix, breaker: { failures: 2, openMs: 200 } }, observer);
+  return new SharedStore(createRedisClient(config.redis, () => 'unused'), sharedStoreSettings(config.redis), observer);
 }
 
 describe('SharedStore against a real redis-server', () => {
@@ -80,6 +80,27 @@ describe('SharedStore against a real redis-server', () => {
       assert.deepEqual(observer.breaker, ['open', 'half-open', 'closed']);
     } finally {
       await Promise.all([store.close(), admin.close()]);
+    }
+  });
+
+  it('an answer that arrived while the event loop was busy past the timeout is an answer, not a timeout', async () => {
+    const observer = recorder();
+    const store = storeFor(server.url, observer);
+    try {
+      await until(() => store.status === 'up');
+      await store.run('set', (c) => c.set(store.key('busy'), 'answered'));
+      for (let round = 0; round < 3; round++) {
+        const pending = store.run('get', (c) => c.get(store.key('busy')));
+        // The loop is held (as by a burst of connections on a small host) for 3× the 50 ms timeout; the
+        // loopback reply lands in the socket meanwhile, and the timer is overdue when the loop comes back.
+        const heldUntil = performance.now() + 150;
+        while (performance.now() < heldUntil);
+        assert.equal(await pending, 'answered');
+      }
+      assert.deepEqual(observer.failures, []);
+      assert.equal(store.status, 'up');
+    } finally {
+      await store.close();
     }
   });
 

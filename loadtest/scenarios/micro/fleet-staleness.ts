@@ -28,7 +28,7 @@ const replicas = ['a', 'b', 'c'].map((id) => {
   view.update({ version: 1, endpoints: Array.from({ length: ENGINES }, (_, i) => ({ id: `engine-${i}`, url: `http://10.0.0.${i + 1}:8000`, models: ['m'], labels: {}, ready: true, draining: false })) });
   const store = new SharedStore(
     createRedisClient(configSchema.parse({ redis: { url: redis.url } }).redis, () => ''),
-    { keyPrefix: 'staleness:', breaker: { failures: 3, openMs: 1000 } },
+    { keyPrefix: 'staleness:', breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: 50 },
     { commandDone: (command, seconds) => command === 'fleet_publish' && roundTrips.push(seconds * 1000), commandFailed: () => {}, breakerMoved: () => {}, statusChanged: () => {} },
   );
   const fleet = new FleetLoad(store, view, { replicaId: id, publishIntervalMs: INTERVAL_MS, replicaTtlMs: 20 * INTERVAL_MS });

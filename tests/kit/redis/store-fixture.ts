@@ -9,7 +9,7 @@ import { configSchema } from '../../../router/config/schema.ts';
 import { readSecretFile } from '../../../router/config/secret-file.ts';
 import type { BreakerState } from '../../../router/state/breaker.ts';
 import { createRedisClient } from '../../../router/state/redis-client.ts';
-import { SharedStore, type CommandFailure, type SharedStoreObserver } from '../../../router/state/shared-store.ts';
+import { SharedStore, sharedStoreSettings, type CommandFailure, type SharedStoreObserver } from '../../../router/state/shared-store.ts';
 
 /** What a store reported, in order. */
 export interface RecordingObserver extends SharedStoreObserver {
@@ -42,7 +42,7 @@ export function storeFor(redis: Record<string, unknown>, observer: SharedStoreOb
   const config = configSchema.parse({ redis });
   return new SharedStore(
     createRedisClient(config.redis, readSecretFile),
-    { keyPrefix: config.redis.keyPrefix, breaker: { failures: config.redis.breakerFailures, openMs: config.redis.breakerOpenMs } },
+    sharedStoreSettings(config.redis),
     observer,
   );
 }
