@@ -60,6 +60,8 @@ interface Options {
   readonly burstConcurrency: number;
   /** How long /livez is sampled from the start of a burst (the full burst drains in ~16 s). */
   readonly burstProbeS: number;
+  /** New connections opened within one second, one request each, against the small slow engines. */
+  readonly connectionBurst: number;
   readonly out: string;
   /** CI: short runs, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing). */
   readonly smoke: boolean;
@@ -74,7 +76,9 @@ function options(argv: readonly string[]): Options {
   });
   const quick = values.quick === true || values.smoke === true;
   return {
-    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 3 : quick ? 8 : 60)),
+    // A smoke run checks correctness only (no 5xx, no resets, only 200 or 429): 4 s at 3× with the
+    // warm-up already queue ~10 s of work, and every second more adds two to wait for.
+    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 2 : quick ? 8 : 60)),
     // Until an engine has been seen full the router does not know its capacity (vLLM does not export
     // max-num-seqs): the safe start feels its way up over the first scrape intervals (250 ms here).
     // A smoke run checks correctness only, so 2 s of it do.
@@ -82,6 +86,9 @@ function options(argv: readonly string[]): Options {
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
     burstProbeS: values.smoke === true ? 6 : 25,
+    // The slow engines serve ~60 of them a second and the router queue holds the rest: 3,000 take
+    // ~35 s to answer, a third of them as much of the same accept and admission paths in a third.
+    connectionBurst: values.smoke === true ? 1_000 : 3_000,
     out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
     smoke: values.smoke === true,
     only: values.only === undefined ? undefined : new Set(values.only.split(',')),
@@ -279,7 +286,7 @@ function oneShot(port: number, body: string): Promise<string> {
 }
 
 /** 3,000 new connections within one second, each with one request, while /livez is sampled from another process. */
-async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> {
+async function connectionBurst(count: number, pinned: boolean): Promise<ConnectionBurstResult> {
   const engines = await startSimulatedFleet(MODEL, SLOW_FLEET);
   const router = await startRouter(engines.map((e) => e.url), [], pinned);
   const port = router.ports['traffic'] as number;
@@ -288,9 +295,9 @@ async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> 
   const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
   const outcomes: Promise<string>[] = [];
   const started = performance.now();
-  for (let i = 0; i < CONNECTION_BURST; i++) {
+  for (let i = 0; i < count; i++) {
     // Spread the opens evenly over one second.
-    const due = started + (i * 1000) / CONNECTION_BURST - performance.now();
+    const due = started + (i * 1000) / count - performance.now();
     if (due > 1) await new Promise((resolve) => setTimeout(resolve, due));
     outcomes.push(oneShot(port, body));
   }
@@ -300,10 +307,8 @@ async function connectionBurst(pinned: boolean): Promise<ConnectionBurstResult> 
   const routerAlive = router.child.exitCode === null;
   await router.stop();
   await closeSimulatedFleet(engines);
-  return { connections: CONNECTION_BURST, statuses, routerAlive, livezMs: summarize(livez.filter((ms) => ms >= 0)), livezFailures: livez.filter((ms) => ms < 0).length };
+  return { connections: count, statuses, routerAlive, livezMs: summarize(livez.filter((ms) => ms >= 0)), livezFailures: livez.filter((ms) => ms < 0).length };
 }
-
-const CONNECTION_BURST = 3_000;
 
 /** Entry point; returns the exit code (1 when the verdict fails). */
 export async function overload(argv: readonly string[]): Promise<number> {
@@ -335,7 +340,7 @@ async function runOverload(argv: readonly string[], opts: Options, pinned: boole
     console.error(`burst, ${name}: ${JSON.stringify(result.statuses)} in ${result.seconds.toFixed(1)} s, p50 ${result.latencyMs.p50.toFixed(0)} ms`);
     bursts.push(result);
   }
-  const connections = await connectionBurst(pinned);
+  const connections = await connectionBurst(opts.connectionBurst, pinned);
   console.error(`connection burst: ${JSON.stringify(connections.statuses)}, /livez p99 ${connections.livezMs.p99.toFixed(1)} ms`);
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
   const result: OverloadResult = { facts, queueDeadlineMs: QUEUE_DEADLINE_MS, fleets: [slow, fast], burstFleet: BURST_FLEET, bursts, connections };
