@@ -239,7 +239,7 @@ function answerWithin<T>(pending: Promise<T>, ms: number): Promise<T> {
         clearTimeout(timer);
         resolve(value);
       },
-      (err: unknown) => {
+      (err: Error) => {
         clearTimeout(timer);
         reject(err);
       },
