@@ -6,6 +6,7 @@
  * the worker refuses those paths without it (see admin-auth.ts).
  */
 import { Worker } from 'node:worker_threads';
+import { parseHostPort } from '../config/host-port.ts';
 import { adminTokenDigest } from './admin-auth.ts';
 import { PROBE_STATE, PROBE_STATE_SLOTS, SHARED_STATE_CODES, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 import type { ReadinessState } from './health.ts';
@@ -40,10 +41,10 @@ export class AdminPort {
 
   /** Starts the worker; resolves with the bound port. */
   async start(): Promise<number> {
-    const colon = this.#options.address.lastIndexOf(':');
+    const { host, port } = parseHostPort(this.#options.address);
     const data: ProbeWorkerData = {
-      host: this.#options.address.slice(0, colon).replace(/^\[|\]$/g, ''),
-      port: Number(this.#options.address.slice(colon + 1)),
+      host,
+      port,
       state: this.#state.buffer,
       livenessStallMs: this.#options.livenessStallMs,
       tokenSha256: this.#options.token === undefined ? undefined : adminTokenDigest(this.#options.token),

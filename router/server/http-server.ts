@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody, SwitchyardError, type ErrorCode } from '../errors/errors.ts';
+import { parseHostPort } from '../config/host-port.ts';
 import { handleProtocolEdges } from './protocol-edges.ts';
 
 /** Server-side limits, in milliseconds and bytes. */
@@ -101,10 +102,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
  * port, or rejects with the bind error (EADDRINUSE, EACCES, EADDRNOTAVAIL).
  */
 export function listen(server: Server, address: string, backlog: number): Promise<number> {
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(address.slice(colon + 1));
   return new Promise((resolve, reject) => {
+    const { host, port } = parseHostPort(address);
     server.once('error', reject);
     server.listen({ host, port, backlog }, () => {
       server.removeListener('error', reject);
