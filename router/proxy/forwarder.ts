@@ -15,7 +15,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { SwitchyardError } from '../errors/errors.ts';
-import { sendError } from '../errors/send-error.ts';
+import { sendError } from '../errors/error-answer.ts';
 import { firstHeaderValue } from '../header-value.ts';
 import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
 import type { RetryReason } from '../metrics/metrics.ts';
