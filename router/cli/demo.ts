@@ -4,6 +4,7 @@
  * and SWITCHYARD_* variable applies (`npm start -- --listen 127.0.0.1:8081`);
  * the demo's own defaults are the loopback ports and no pre-stop delay.
  */
+import { formatHostPort, parseHostPort } from '../config/host-port.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { Router } from '../compose.ts';
 
@@ -58,9 +59,8 @@ async function demo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     console.error(`switchyard demo: cannot start: ${(err as Error).message}`);
     return 1;
   }
-  const host = (address: string) => address.slice(0, address.lastIndexOf(':'));
-  const base = `http://${host(router.config.listen)}:${ports.traffic}`;
-  const admin = `http://${host(router.config.adminListen)}:${ports.admin}`;
+  const base = `http://${formatHostPort(parseHostPort(router.config.listen).host, ports.traffic)}`;
+  const admin = `http://${formatHostPort(parseHostPort(router.config.adminListen).host, ports.admin)}`;
   console.log(`
 switchyard demo: router on ${base} (admin ${admin}), engines ${engines.map((e) => e.url).join(', ')}
 

@@ -3,6 +3,7 @@
  * `switchyard serve` must never load (lint forbids static imports of it from
  * router/), so it is imported on demand, only when this command runs.
  */
+import { parseHostPort, type HostPort } from '../config/host-port.ts';
 
 const usage = (knobs: string): string => `Usage: switchyard sim --listen HOST:PORT --model NAME [--metrics-dialect vllm|sglang|llamacpp|tgi|none] [--record] [--otlp-traces-endpoint URL] [knobs]
 
@@ -16,6 +17,15 @@ ${knobs}
 Each knob can also be set per request with an x-sim-<knob> header.
 `;
 
+/** The `--listen` flag's address. */
+function listenAddress(value: string): HostPort {
+  try {
+    return parseHostPort(value);
+  } catch (err) {
+    throw new Error(`--listen: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** `switchyard sim`: runs until SIGTERM/SIGINT. */
 export async function sim(argv: readonly string[]): Promise<number> {
   const [{ EngineSimulator }, { knobsFromFlags, knobsHelp }, { SIM_METRICS_DIALECTS }] = await Promise.all([
@@ -27,7 +37,7 @@ export async function sim(argv: readonly string[]): Promise<number> {
     console.log(usage(knobsHelp()));
     return 0;
   }
-  let listen = '127.0.0.1:8000';
+  let listen: HostPort = { host: '127.0.0.1', port: 8000 };
   let model = 'sim-model';
   let metricsDialect: (typeof SIM_METRICS_DIALECTS)[number] = 'vllm';
   // Off for benchmark engines: see SimOptions.record.
@@ -45,7 +55,7 @@ export async function sim(argv: readonly string[]): Promise<number> {
       const [flag, inline] = arg.split('=', 2) as [string, string | undefined];
       const value = inline ?? parsed.rest[++i];
       if (value === undefined) throw new Error(`${flag} needs a value`);
-      if (flag === '--listen') listen = value;
+      if (flag === '--listen') listen = listenAddress(value);
       else if (flag === '--model') model = value;
       else if (flag === '--otlp-traces-endpoint') otlpTracesEndpoint = value;
       else if (flag === '--metrics-dialect') {
@@ -59,10 +69,9 @@ export async function sim(argv: readonly string[]): Promise<number> {
     console.error(`switchyard sim: ${(err as Error).message}`);
     return 2;
   }
-  const colon = listen.lastIndexOf(':');
   const tracing = otlpTracesEndpoint === undefined ? undefined : new (await import('../../loadtest/sim/otlp-spans.ts')).SimTracing(otlpTracesEndpoint, model);
   const engine = new EngineSimulator({ model, knobs: parsed.knobs, metricsDialect, record, ...(tracing === undefined ? {} : { tracing }) });
-  const port = await engine.listen(listen.slice(0, colon), Number(listen.slice(colon + 1)));
+  const port = await engine.listen(listen.host, listen.port);
   console.log(JSON.stringify({ msg: 'engine simulator listening', model, port, metricsDialect, knobs: engine.knobs }));
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());

@@ -9,11 +9,12 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { HOST_PORT_PATTERN, HOST_PORT_SHAPE_MESSAGE, PORT_RANGE_MESSAGE, portOutOfRange } from './host-port.ts';
 
 const hostPort = z
   .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 0.0.0.0:8080')
-  .refine((value) => !/:\d+$/.test(value) || Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'port must be 0-65535');
+  .regex(HOST_PORT_PATTERN, HOST_PORT_SHAPE_MESSAGE)
+  .refine((value) => !portOutOfRange(value), PORT_RANGE_MESSAGE);
 
 const backendUrl = z
   .url({ protocol: /^https?$/ })

@@ -15,7 +15,8 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { SwitchyardError } from '../errors/errors.ts';
-import { sendError } from '../errors/send-error.ts';
+import { sendError } from '../errors/error-answer.ts';
+import { firstHeaderValue } from '../header-value.ts';
 import type { EndpointState, UpstreamFailureKind } from '../load/load-view.ts';
 import type { RetryReason } from '../metrics/metrics.ts';
 import { authorizationValue, downstreamResponseHeaders, type AuthorizationRule } from './headers.ts';
@@ -388,7 +389,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       exchange.deps.metrics.countUpstreamError(this.target, failure);
       exchange.deps.onUpstreamFailure(this.target.id, kind, err, exchange.request.requestId);
     }
-    if (exchange.committed) exchange.failedAfterCommit(headerValue(this.headers?.['content-type']), this.headers?.['content-length'] !== undefined);
+    if (exchange.committed) exchange.failedAfterCommit(firstHeaderValue(this.headers?.['content-type']), this.headers?.['content-length'] !== undefined);
     else exchange.failedBeforeCommit(this, kind);
   }
 
@@ -406,8 +407,4 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.isRetry) this.exchange.deps.retryBudget.release();
     this.exchange.deps.load.settle(this.target, this.loadToken, failure, serviceMs);
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

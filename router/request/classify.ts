@@ -9,6 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
+import { firstHeaderValue } from '../header-value.ts';
 import type { PrefixGroups } from '../load/prefix-groups.ts';
 import { FOREIGN, type ResponsePins } from '../load/response-pins.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
@@ -154,6 +155,6 @@ function pinnedEndpointOf(pins: ResponsePins, responseId: string, tenant: string
 }
 
 function sessionKeyOf(value: string | string[] | undefined): string | undefined {
-  const key = Array.isArray(value) ? value[0] : value;
+  const key = firstHeaderValue(value);
   return key === undefined || key === '' ? undefined : key;
 }

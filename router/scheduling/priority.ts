@@ -5,6 +5,7 @@
  * Under pressure low-priority work is shed first and high-priority work
  * last; in the wait queue, higher priority goes first.
  */
+import { firstHeaderValue } from '../header-value.ts';
 
 /** Priority levels, highest first. */
 export const PRIORITIES = ['high', 'normal', 'low'] as const;
@@ -13,7 +14,7 @@ export type Priority = (typeof PRIORITIES)[number];
 
 /** Reads the priority header value. */
 export function parsePriority(value: string | string[] | undefined): Priority {
-  const raw = (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
+  const raw = firstHeaderValue(value)?.trim().toLowerCase();
   return raw === 'high' || raw === 'low' ? raw : 'normal';
 }
 

@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
-import { errorResponse } from './control-app.ts';
+import { errorResponse } from '../errors/error-answer.ts';
 import { SwitchyardError } from '../errors/errors.ts';
 
 /** What the admin routes read. */
@@ -20,6 +20,6 @@ export function createAdminApp(deps: AdminAppDeps): Hono {
   const app = new Hono();
   app.get('/metrics', async (c) => c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType }));
   app.get('/debug/endpoints', (c) => c.json(deps.debugEndpoints()));
-  app.all('*', (c) => errorResponse(c, new SwitchyardError('SWITCHYARD_NOT_FOUND', 'There is no such route on this server.')));
+  app.all('*', () => errorResponse(new SwitchyardError('SWITCHYARD_NOT_FOUND', 'There is no such route on this server.')));
   return app;
 }

@@ -18,7 +18,8 @@
  *   main event loop anything.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { errorBody, SwitchyardError } from '../errors/errors.ts';
+import { renderError, type ErrorAnswer } from '../errors/error-answer.ts';
+import { SwitchyardError } from '../errors/errors.ts';
 
 /** The realm named in `WWW-Authenticate` (RFC 6750 section 3). */
 export const ADMIN_REALM = 'switchyard-admin';
@@ -50,31 +51,18 @@ export function needsAdminToken(path: string): boolean {
   return !OPEN_ADMIN_PATHS.has(path);
 }
 
-/** A complete answer the worker writes as is. */
-export interface AdminAnswer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-const UNAUTHORIZED = new SwitchyardError('SWITCHYARD_UNAUTHORIZED', 'This admin path needs a bearer token (Authorization: Bearer <token>).');
-const UNAUTHORIZED_BODY = errorBody(UNAUTHORIZED);
+const UNAUTHORIZED = renderError(
+  new SwitchyardError('SWITCHYARD_UNAUTHORIZED', 'This admin path needs a bearer token (Authorization: Bearer <token>).', {
+    headers: { 'www-authenticate': `Bearer realm="${ADMIN_REALM}"`, 'cache-control': 'no-store' },
+  }),
+);
 
 /**
- * The 401 for a missing or wrong token: `WWW-Authenticate: Bearer
- * realm="switchyard-admin"` and the OpenAI-style error body with code
- * `SWITCHYARD_UNAUTHORIZED`. Missing and wrong tokens get the same answer,
- * so a caller learns nothing about which it was.
+ * The 401 for a missing or wrong token, a complete answer the worker writes
+ * as is: `WWW-Authenticate: Bearer realm="switchyard-admin"` and the
+ * OpenAI-style error body with code `SWITCHYARD_UNAUTHORIZED`. Missing and
+ * wrong tokens get the same answer, so a caller learns nothing about which it was.
  */
-export function unauthorizedAnswer(): AdminAnswer {
-  return {
-    status: UNAUTHORIZED.status,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(UNAUTHORIZED_BODY)),
-      'www-authenticate': `Bearer realm="${ADMIN_REALM}"`,
-      'cache-control': 'no-store',
-    },
-    body: UNAUTHORIZED_BODY,
-  };
+export function unauthorizedAnswer(): ErrorAnswer {
+  return UNAUTHORIZED;
 }

@@ -6,6 +6,9 @@
  * the worker refuses those paths without it (see admin-auth.ts).
  */
 import { Worker } from 'node:worker_threads';
+import { parseHostPort } from '../config/host-port.ts';
+import { errorResponse } from '../errors/error-answer.ts';
+import { SwitchyardError } from '../errors/errors.ts';
 import { adminTokenDigest } from './admin-auth.ts';
 import { PROBE_STATE, PROBE_STATE_SLOTS, SHARED_STATE_CODES, type AdminRequestMessage, type AdminResponseMessage, type ProbeWorkerData } from './probe-protocol.ts';
 import type { ReadinessState } from './health.ts';
@@ -40,10 +43,10 @@ export class AdminPort {
 
   /** Starts the worker; resolves with the bound port. */
   async start(): Promise<number> {
-    const colon = this.#options.address.lastIndexOf(':');
+    const { host, port } = parseHostPort(this.#options.address);
     const data: ProbeWorkerData = {
-      host: this.#options.address.slice(0, colon).replace(/^\[|\]$/g, ''),
-      port: Number(this.#options.address.slice(colon + 1)),
+      host,
+      port,
       state: this.#state.buffer,
       livenessStallMs: this.#options.livenessStallMs,
       tokenSha256: this.#options.token === undefined ? undefined : adminTokenDigest(this.#options.token),
@@ -82,13 +85,20 @@ export class AdminPort {
   async #answer(worker: Worker, message: AdminRequestMessage): Promise<void> {
     let reply: AdminResponseMessage;
     try {
-      const response = await this.#options.fetch(new Request(`http://admin${message.url}`, { method: message.method }));
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => (headers[name] = value));
-      reply = { id: message.id, status: response.status, headers, body: await response.arrayBuffer() };
+      reply = await replyOf(message.id, await this.#options.fetch(new Request(`http://admin${message.url}`, { method: message.method })));
     } catch {
-      reply = { id: message.id, status: 500, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"error":{"message":"admin request failed","type":"internal_error","param":null,"code":"SWITCHYARD_INTERNAL"}}').buffer };
+      reply = await replyOf(message.id, errorResponse(ADMIN_REQUEST_FAILED));
     }
     worker.postMessage(reply, [reply.body]);
   }
+}
+
+/** The answer when the admin app threw or its body failed: a 500 that names nothing inside. */
+const ADMIN_REQUEST_FAILED = new SwitchyardError('SWITCHYARD_INTERNAL', 'admin request failed');
+
+/** `response` as the message the worker writes out (the body is transferred, not copied). */
+async function replyOf(id: number, response: Response): Promise<AdminResponseMessage> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  return { id, status: response.status, headers, body: await response.arrayBuffer() };
 }

@@ -3,8 +3,9 @@
  * the aggregated model list, convenience probes, and JSON 404/405 answers.
  * Inference POSTs never reach it (the traffic listener takes them first).
  */
-import { Hono, type Context } from 'hono';
-import { errorBody, SwitchyardError } from '../errors/errors.ts';
+import { Hono } from 'hono';
+import { errorResponse } from '../errors/error-answer.ts';
+import { SwitchyardError } from '../errors/errors.ts';
 import { readiness, type ReadinessState } from './health.ts';
 import { INFERENCE_ROUTES, LOCAL_TRAFFIC_ROUTES } from './routes.ts';
 
@@ -28,14 +29,7 @@ export function adapterErrorResponse(err: unknown): Response {
     err instanceof Error && err.name === 'RequestError'
       ? new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'The request target or Host header is not valid.')
       : new SwitchyardError('SWITCHYARD_INTERNAL', 'The router failed to handle the request.');
-  return new Response(errorBody(error), { status: error.status, headers: { 'content-type': 'application/json' } });
-}
-
-/** JSON error response in the OpenAI shape. */
-export function errorResponse(c: Context, err: SwitchyardError): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...err.headers };
-  if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
-  return c.body(errorBody(err), err.status as 400, headers);
+  return errorResponse(error);
 }
 
 /** Builds the control app. */
@@ -60,14 +54,13 @@ export function createControlApp(deps: ControlAppDeps): Hono {
     const allowed = INFERENCE_ROUTES.has(path) ? 'POST' : LOCAL_TRAFFIC_ROUTES.get(path);
     if (allowed !== undefined) {
       return errorResponse(
-        c,
         new SwitchyardError('SWITCHYARD_METHOD_NOT_ALLOWED', `Method ${c.req.method} is not allowed on ${path}; use ${allowed}.`, {
           headers: { allow: allowed },
         }),
       );
     }
-    return errorResponse(c, new SwitchyardError('SWITCHYARD_NOT_FOUND', 'There is no such route on this server.'));
+    return errorResponse(new SwitchyardError('SWITCHYARD_NOT_FOUND', 'There is no such route on this server.'));
   });
-  app.onError((_err, c) => errorResponse(c, new SwitchyardError('SWITCHYARD_INTERNAL', 'The router failed to handle the request.')));
+  app.onError(() => errorResponse(new SwitchyardError('SWITCHYARD_INTERNAL', 'The router failed to handle the request.')));
   return app;
 }

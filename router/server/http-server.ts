@@ -7,7 +7,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { errorBody, SwitchyardError, type ErrorCode } from '../errors/errors.ts';
+import { SwitchyardError } from '../errors/errors.ts';
+import { endWithError } from '../errors/error-answer.ts';
+import { parseHostPort } from '../config/host-port.ts';
 import { handleProtocolEdges } from './protocol-edges.ts';
 
 /** Server-side limits, in milliseconds and bytes. */
@@ -52,25 +54,20 @@ export function createHttpServer(
   return server;
 }
 
-function errorFor(code: string | undefined): { status: number; error: SwitchyardError } | undefined {
-  const make = (errorCode: ErrorCode, message: string) => {
-    const error = new SwitchyardError(errorCode, message);
-    return { status: error.status, error };
-  };
+/** The answer to a client error with Node's `code`, or undefined when the client is gone. */
+function errorFor(code: string | undefined): SwitchyardError | undefined {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return make('SWITCHYARD_HEADERS_TOO_LARGE', 'The request headers are too large.');
+      return new SwitchyardError('SWITCHYARD_HEADERS_TOO_LARGE', 'The request headers are too large.');
     case 'ECONNRESET':
     case 'EPIPE':
       return undefined;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return make('SWITCHYARD_REQUEST_TIMEOUT', 'The request was not received in time.');
+      return new SwitchyardError('SWITCHYARD_REQUEST_TIMEOUT', 'The request was not received in time.');
     default:
-      return make('SWITCHYARD_BAD_REQUEST', 'The request is not valid HTTP/1.1 (for example, conflicting Content-Length and Transfer-Encoding).');
+      return new SwitchyardError('SWITCHYARD_BAD_REQUEST', 'The request is not valid HTTP/1.1 (for example, conflicting Content-Length and Transfer-Encoding).');
   }
 }
-
-const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   // An answer already under way on this connection owns it (Node's own default makes the same
@@ -86,14 +83,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
-  const body = errorBody(answer.error);
-  socket.end(
-    `HTTP/1.1 ${answer.status} ${REASONS[answer.status] ?? 'Bad Request'}\r\n` +
-      'content-type: application/json\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      'connection: close\r\n\r\n' +
-      body,
-  );
+  endWithError(socket, answer);
 }
 
 /**
@@ -101,10 +91,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
  * port, or rejects with the bind error (EADDRINUSE, EACCES, EADDRNOTAVAIL).
  */
 export function listen(server: Server, address: string, backlog: number): Promise<number> {
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(address.slice(colon + 1));
   return new Promise((resolve, reject) => {
+    const { host, port } = parseHostPort(address);
     server.once('error', reject);
     server.listen({ host, port, backlog }, () => {
       server.removeListener('error', reject);

@@ -20,8 +20,8 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, SwitchyardError } from '../errors/errors.ts';
-import { sendError } from '../errors/send-error.ts';
+import { SwitchyardError } from '../errors/errors.ts';
+import { endWithError, sendError } from '../errors/error-answer.ts';
 import { lingerOnClose } from './lingering-close.ts';
 
 /** The listener the edge handling wraps. */
@@ -65,18 +65,12 @@ const TUNNEL_LINGER_MS = 5_000;
  * close cannot turn into a reset that hides the answer, and closes.
  */
 function refuseTunnel(socket: Duplex): void {
-  const error = new SwitchyardError('SWITCHYARD_METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this server opens no tunnels.');
-  const body = errorBody(error);
+  const error = new SwitchyardError('SWITCHYARD_METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this server opens no tunnels.', {
+    headers: { allow: 'GET, POST' },
+  });
   socket.on('error', () => socket.destroy());
   socket.resume();
-  socket.end(
-    'HTTP/1.1 405 Method Not Allowed\r\n' +
-      'content-type: application/json\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      'allow: GET, POST\r\n' +
-      'connection: close\r\n\r\n' +
-      body,
-  );
+  endWithError(socket, error);
   setTimeout(() => socket.destroy(), TUNNEL_LINGER_MS).unref();
 }
 

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
-import { sendError } from '../errors/send-error.ts';
+import { sendError } from '../errors/error-answer.ts';
 import type { Answerer, RequestLifecycle } from '../request/lifecycle.ts';
 import type { ConnectionGuard } from './connection-guard.ts';
 import { closeAfterAnswer } from './lingering-close.ts';

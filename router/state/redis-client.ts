@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { parseHostPort, unbracketHost } from '../config/host-port.ts';
 import type { Config } from '../config/schema.ts';
 
 /** The client: a single connection (standalone or through Sentinel) or a cluster. */
@@ -57,7 +58,7 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
     disableClientInfo: true,
   } satisfies RedisOptions;
   if (settings.mode === 'cluster') {
-    return new Cluster(settings.nodes.map(hostAndPort), {
+    return new Cluster(settings.nodes.map((node) => parseHostPort(node)), {
       enableOfflineQueue: false,
       // The ready check goes to a random node that may still be connecting; without an offline queue it
       // fails and the client starts over with growing pauses (up to seconds before the first command).
@@ -74,7 +75,7 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
     return new Redis({
       ...common,
       ...defined({ sentinelPassword, sentinelTLS: tls }),
-      sentinels: settings.nodes.map(hostAndPort),
+      sentinels: settings.nodes.map((node) => parseHostPort(node)),
       name: settings.sentinelMasterName,
       enableTLSForSentinelMode: tls !== undefined,
       // A frozen or cut-off master keeps its TCP connection open; the store reconnects (asking the Sentinels
@@ -86,7 +87,7 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
     });
   }
   const url = new URL(settings.url as string);
-  return new Redis({ ...common, host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0) });
+  return new Redis({ ...common, host: unbracketHost(url.hostname), port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0) });
 }
 
 /** `options` without its undefined members (the client's option types are exact). */
@@ -111,9 +112,4 @@ function tlsOptions(settings: Config['redis']): ConnectionOptions | undefined {
     key: tls.keyFile === undefined ? undefined : readFileSync(tls.keyFile),
     servername: tls.serverName,
   });
-}
-
-function hostAndPort(node: string): { host: string; port: number } {
-  const colon = node.lastIndexOf(':');
-  return { host: node.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(node.slice(colon + 1)) };
 }
