@@ -14,7 +14,7 @@
  * reports the departure, which removes the series (see {@link RouterMetrics.forgetBackend}).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
+import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
 import { VERSION } from '../version.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
 
