@@ -7,6 +7,7 @@
  * rejections per second.
  */
 import { SwitchyardError } from '../errors/errors.ts';
+import type { EndpointView } from '../load/endpoint-view.ts';
 import type { DecisionOutcome, RequestFacts } from '../scheduling/candidate.ts';
 import type { Schedule } from '../scheduling/profile.ts';
 import type { Priority } from '../scheduling/priority.ts';
@@ -25,12 +26,11 @@ export interface AdmissionObserver {
   waited(seconds: number): void;
 }
 
-/** What admission reads of a candidate: its drain, and whether its capacity is known. */
-export interface AdmissionCandidate extends DrainInputs {
-  readonly id: string;
-  /** Max concurrent sequences, configured or learned; undefined while unknown (the safe start is still finding it). */
-  readonly capacity: number | undefined;
-}
+/**
+ * What admission reads of a candidate: its drain, and whether its capacity
+ * is known (undefined while the safe start is still finding it).
+ */
+export interface AdmissionCandidate extends DrainInputs, Pick<EndpointView, 'id' | 'capacity'> {}
 
 /** Collaborators of {@link AdmissionControl}. */
 export interface AdmissionControlDeps<T extends AdmissionCandidate> {

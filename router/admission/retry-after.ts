@@ -4,15 +4,10 @@
  * per second they finish. OpenAI SDKs honour it, so a good estimate spreads
  * retries instead of bunching them.
  */
+import type { EndpointView } from '../load/endpoint-view.ts';
 
-/** One candidate's backlog and drain rate. */
-export interface DrainInputs {
-  readonly estimatedWaiting: number;
-  /** Waiting the endpoint may keep when no fixed maxWaiting is set. */
-  readonly queueAllowance: number;
-  /** This replica's requests it finishes per second (see `EndpointState.drainRate`). */
-  drainRate(now: number): number;
-}
+/** One candidate's backlog and drain rate (contracts on {@link EndpointView}). */
+export type DrainInputs = Pick<EndpointView, 'estimatedWaiting' | 'queueAllowance' | 'drainRate'>;
 
 /** Bounds of the answer (s). */
 const MIN_S = 1;

@@ -5,10 +5,10 @@
  * interval it gets traffic again; one success readmits it fully, one more
  * failure ejects it again.
  *
- * Pure policy: the endpoint state keeps the record and applies what these
+ * Pure policy: the endpoint's health keeps the record and applies what these
  * functions decide.
  */
-import type { UpstreamFailureKind } from './endpoint-state.ts';
+import type { UpstreamFailureKind } from './upstream-failure-kinds.ts';
 
 /** Ejection tuning. */
 export interface EjectionSettings {
@@ -22,7 +22,7 @@ export interface EjectionSettings {
   readonly maxShare: number;
 }
 
-/** An endpoint's failure record, as ejection reads it (the endpoint state is one). */
+/** An endpoint's failure record, as ejection reads it (endpoint-health.ts keeps one per endpoint). */
 export interface EjectionRecord {
   /** Failures since the last success, the one being decided on included. */
   readonly consecutiveFailures: number;

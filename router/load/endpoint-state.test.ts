@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EndpointState, type LoadClockAndSettings } from './endpoint-state.ts';
+import { EndpointState } from './endpoint-state.ts';
+import type { LoadClockAndSettings } from './load-clock.ts';
 
 const clock = (): LoadClockAndSettings & { now: number } => ({
   now: 1_000_000,

@@ -6,12 +6,12 @@
  */
 import type { EndpointSet } from '../../discovery/endpoint.ts';
 import type { EjectionSettings } from './ejection.ts';
-import { EndpointState, type LoadClockAndSettings, type UpstreamFailureKind } from './endpoint-state.ts';
+import { EndpointState } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
+import type { LoadClockAndSettings } from './load-clock.ts';
 import type { ReplicaCountReader } from './replica-count.ts';
 import type { FleetSafeStartRecord, SafeStartSettings } from './safe-start.ts';
-
-export { EndpointState, UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from './endpoint-state.ts';
+import type { UpstreamFailureKind } from './upstream-failure-kinds.ts';
 
 /** Settings of the load view. */
 export interface LoadSettings {

@@ -14,7 +14,8 @@
  * reports the departure, which removes the series (see {@link RouterMetrics.forgetBackend}).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/load-view.ts';
+import type { EndpointView } from '../load/endpoint-view.ts';
+import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
 import { VERSION } from '../version.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
 
@@ -35,24 +36,15 @@ export const E2E_BUCKETS_S = [
 
 /**
  * An endpoint as a labelled metric write names it: its id (the label value)
- * and whether it is still in the endpoint set. The load view's
- * `EndpointState` is one; `present` turns false when the endpoint leaves and
- * never turns true again (an endpoint that comes back gets a new state).
+ * and whether it is still in the endpoint set. Every {@link EndpointView} is
+ * one; `present` turns false when the endpoint leaves and never turns true
+ * again (an endpoint that comes back gets a new state).
  */
-export interface MetricBackend {
-  readonly id: string;
-  readonly present: boolean;
-}
+export type MetricBackend = Pick<EndpointView, 'id' | 'present'>;
 
-/** One endpoint's live values, read at scrape time. */
-export interface BackendGauges {
-  readonly id: string;
-  readonly inFlight: number;
+/** One endpoint's live values, read at scrape time (contracts on {@link EndpointView}). */
+export interface BackendGauges extends Pick<EndpointView, 'id' | 'inFlight' | 'stale' | 'estimatedWaiting' | 'loadScore' | 'ejected'> {
   readonly scraped: { readonly waiting: number; readonly running: number; readonly kvCacheUsage: number | undefined } | undefined;
-  readonly stale: boolean;
-  readonly estimatedWaiting: number;
-  readonly loadScore: number;
-  readonly ejected: boolean;
   /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
   readonly concurrencyLimit?: number | undefined;
   /** Where the safe-start limit is (unknown capacity only); undefined: none. */

@@ -2,7 +2,7 @@
  * Classifies errors from undici into the failure kinds the router acts on:
  * whether a retry on another endpoint is safe, and what the client sees.
  */
-import type { UpstreamFailureKind } from '../load/load-view.ts';
+import type { UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
 
 /** The per-request deadline (first byte for streams, whole response otherwise) passed. */
 export class UpstreamDeadlineError extends Error {

@@ -6,26 +6,19 @@
  * group table, learned limits) is read by the caller from the load view and
  * handed in as a fact.
  */
+import type { EndpointView } from '../load/endpoint-view.ts';
 import type { SaturationInputs } from './filters/saturation.ts';
 import type { PrefixKeys } from './prefix-keys.ts';
 
 /** Returns a float in [0, 1). Injected so tests are deterministic. */
 export type Random = () => number;
 
-/** The part of an endpoint's live state scheduling reads. */
-export interface Candidate extends SaturationInputs {
-  readonly id: string;
-  /** 32-bit hash of `id`, for rendezvous hashing. */
-  readonly idHash: number;
-  /** Requests the router has open to the endpoint right now. */
-  readonly inFlight: number;
-  /** Outstanding work over capacity (see router/load/load-formulas.ts); lower is better, 0 when idle. */
-  readonly loadScore: number;
-  /** KV-cache usage 0-1 (0 when unknown). */
-  readonly kvCacheUsage: number;
-  /** Taken out of routing after repeated failures. */
-  readonly ejected: boolean;
-}
+/**
+ * The part of an endpoint's live state scheduling reads (the fields'
+ * contracts are on {@link EndpointView}); the saturation filter's inputs
+ * stay its own, with the safe-start bounds optional.
+ */
+export interface Candidate extends SaturationInputs, Pick<EndpointView, 'id' | 'idHash' | 'inFlight' | 'loadScore' | 'kvCacheUsage' | 'ejected'> {}
 
 /**
  * What the prefix-affinity scorer knows about a keyless request's prompt:

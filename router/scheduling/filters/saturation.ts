@@ -36,7 +36,7 @@ export interface SaturationInputs {
    * such bound (capacity configured or learned, or the safe start off).
    */
   readonly burstBound?: number | undefined;
-  /** Requests the engine may keep waiting, bounded in time (router/load/endpoint-state.ts); used when no fixed maxWaiting is set. */
+  /** Requests the engine may keep waiting, bounded in time (router/load/endpoint-view.ts); used when no fixed maxWaiting is set. */
   readonly queueAllowance: number;
 }
 

@@ -1,0 +1,49 @@
+/**
+ * How fast one engine answers this replica: the mean time of complete
+ * successful answers and the completions per second, which size the
+ * engine's queue allowance and the Retry-After of a shed request.
+ */
+import { CompletionRate } from './completion-rate.ts';
+
+/**
+ * How long (ms) the router takes to refill a batch slot the engine freed:
+ * from the answer's last byte reaching it, through dispatching the next
+ * queued request, to that request reaching the engine. A queue the engine
+ * drains in this time keeps it from idling meanwhile; anything longer only
+ * makes requests wait at the engine instead of in the router's queue, where
+ * priorities and deadlines apply.
+ */
+const REFILL_MS = 2;
+/** Weight of the newest answer in the service-time average. */
+const SERVICE_ALPHA = 0.1;
+
+/** One endpoint's answer times; told of every settled request by its endpoint state. */
+export class AnswerTimes {
+  /** Moving average of complete successful answers' durations (ms), from send to last byte. */
+  #serviceMs: number | undefined;
+  readonly #completions = new CompletionRate();
+
+  /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
+  get serviceMs(): number | undefined {
+    return this.#serviceMs;
+  }
+
+  /** A request ended at `now` (epoch ms); `serviceMs` is set for a complete successful answer. */
+  settled(now: number, serviceMs: number | undefined): void {
+    this.#completions.record(now);
+    if (serviceMs !== undefined) this.#serviceMs = this.#serviceMs === undefined ? serviceMs : this.#serviceMs + SERVICE_ALPHA * (serviceMs - this.#serviceMs);
+  }
+
+  /** See EndpointView.queueAllowance; `capacity` is the engine's, configured or learned. */
+  queueAllowance(capacity: number | undefined): number {
+    if (capacity === undefined || this.#serviceMs === undefined || this.#serviceMs <= 0) return 0;
+    return Math.floor((capacity / this.#serviceMs) * REFILL_MS);
+  }
+
+  /** See EndpointView.drainRate; `inFlight` is this replica's open requests to the engine. */
+  drainRate(now: number, inFlight: number): number {
+    const recent = this.#completions.at(now);
+    if (this.#serviceMs === undefined || this.#serviceMs <= 0) return recent;
+    return Math.max(recent, (inFlight * 1000) / this.#serviceMs);
+  }
+}

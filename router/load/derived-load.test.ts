@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EndpointState } from './endpoint-state.ts';
+import type { LoadClockAndSettings } from './load-clock.ts';
+
+const clock = (): LoadClockAndSettings & { now: number } => ({
+  now: 1_000_000,
+  maxScrapeAgeMs: 3_000,
+  defaultCapacity: 10,
+  ejection: { consecutiveFailures: 2, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 },
+});
+const endpoint = { id: 'e0', url: 'http://127.0.0.1:9/', models: ['m'], labels: {}, ready: true, draining: false };
+const noneEjected = { size: 1, ejectedCount: () => 0 };
+
+describe('the derived-load memo sees a change in every part it reads, within one clock tick', () => {
+  it('recomputes when the source changes the configured capacity', () => {
+    const view = clock();
+    const state = new EndpointState(endpoint, view);
+    state.begin();
+    state.begin();
+    assert.equal(state.loadScore, 0.2, 'two open over the default capacity of ten');
+    state.describe({ ...endpoint, capacity: 4 });
+    assert.equal(state.loadScore, 0.5);
+    assert.equal(state.wouldQueue, false);
+  });
+
+  it('recomputes when the fleet counts move, and when they are forgotten', () => {
+    const view = clock();
+    const state = new EndpointState({ ...endpoint, capacity: 4 }, view);
+    state.begin();
+    assert.equal(state.loadScore, 0.25);
+    state.fleetInFlight(3);
+    assert.deepEqual([state.loadScore, state.wouldQueue], [1, true]);
+    state.forgetFleet();
+    assert.deepEqual([state.loadScore, state.wouldQueue], [0.25, false]);
+  });
+
+  it('recomputes when a scrape arrives, when a request settles, and when the scrape goes stale', () => {
+    const view = clock();
+    const state = new EndpointState({ ...endpoint, capacity: 4 }, view);
+    const token = state.begin();
+    state.markScrapeStart(view.now + 100);
+    state.recordScrape(new Map([['m', { waiting: 2, running: 4, kvCacheUsage: 0.9 }]]), view.now);
+    assert.deepEqual([state.estimatedWaiting, state.kvCacheUsage], [2, 0.9]);
+    state.settle(token, view.now, undefined, noneEjected);
+    assert.equal(state.estimatedWaiting, 1, 'the settled request held a slot the scrape counted');
+    view.now += 3_001;
+    assert.deepEqual([state.estimatedWaiting, state.loadScore, state.kvCacheUsage], [0, 0, 0], 'stale: in-flight counts alone');
+  });
+});

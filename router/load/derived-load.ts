@@ -1,0 +1,87 @@
+/**
+ * The derived load of one endpoint (estimated waiting, would-queue, load
+ * score; load-formulas.ts), computed once per clock tick and change: a
+ * routing decision reads them for every candidate, several times. The
+ * inputs live in three parts of the endpoint's state; each counts its own
+ * changes, and as those counts only grow, any change changes their sum, so
+ * the memo compares one number and allocates nothing.
+ */
+import type { EndpointIdentity } from './endpoint-identity.ts';
+import type { InFlightLedger } from './in-flight-ledger.ts';
+import type { LoadClockAndSettings } from './load-clock.ts';
+import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
+import type { ReportedLoad } from './reported-load.ts';
+
+/** One endpoint's derived-load memo over its identity, ledger and reported load, which it only reads. */
+export class DerivedLoad {
+  readonly #identity: EndpointIdentity;
+  readonly #ledger: InFlightLedger;
+  readonly #reported: ReportedLoad;
+  readonly #view: LoadClockAndSettings;
+  readonly #inputs: { -readonly [K in keyof LoadInputs]: LoadInputs[K] } = {
+    scraped: undefined,
+    sentSinceScrape: 0,
+    doneSinceScrape: 0,
+    inFlight: 0,
+    othersInFlight: 0,
+    othersAtScrape: 0,
+    capacity: undefined,
+    unseenReplicas: 0,
+  };
+  #memoVersion = -1;
+  #memoNow = Number.NaN;
+  #estimatedWaiting = 0;
+  #wouldQueue = false;
+  #loadScore = 0;
+
+  constructor(identity: EndpointIdentity, ledger: InFlightLedger, reported: ReportedLoad, view: LoadClockAndSettings) {
+    this.#identity = identity;
+    this.#ledger = ledger;
+    this.#reported = reported;
+    this.#view = view;
+  }
+
+  /** Max concurrent sequences: from the source, else learned at saturation, else unknown. */
+  get capacity(): number | undefined {
+    return this.#identity.endpoint.capacity ?? this.#reported.learnedCapacity;
+  }
+
+  /** See {@link estimatedWaiting}. */
+  get estimatedWaiting(): number {
+    this.#refresh();
+    return this.#estimatedWaiting;
+  }
+
+  /** See {@link wouldQueue}. */
+  get wouldQueue(): boolean {
+    this.#refresh();
+    return this.#wouldQueue;
+  }
+
+  /** See {@link loadScore}. */
+  get loadScore(): number {
+    this.#refresh();
+    return this.#loadScore;
+  }
+
+  #refresh(): void {
+    const reported = this.#reported;
+    const ledger = this.#ledger;
+    const version = this.#identity.version + ledger.version + reported.version;
+    if (this.#memoVersion === version && this.#memoNow === this.#view.now) return;
+    const inputs = this.#inputs;
+    inputs.scraped = reported.stale ? undefined : reported.scraped;
+    inputs.sentSinceScrape = ledger.sentSinceScrape;
+    inputs.doneSinceScrape = ledger.doneSinceScrape;
+    inputs.inFlight = ledger.inFlight;
+    inputs.othersInFlight = reported.othersInFlight;
+    inputs.othersAtScrape = reported.othersAtScrape;
+    inputs.capacity = this.capacity;
+    inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
+    this.#estimatedWaiting = estimatedWaiting(inputs);
+    this.#wouldQueue = wouldQueue(inputs);
+    this.#loadScore = loadScore(inputs, this.#view.defaultCapacity);
+    this.#memoVersion = version;
+    this.#memoNow = this.#view.now;
+  }
+}
