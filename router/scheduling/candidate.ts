@@ -6,8 +6,8 @@
  * group table, learned limits) is read by the caller from the load view and
  * handed in as a fact.
  */
-import type { SaturationInputs } from './filters/saturation.ts';
 import type { PrefixKeys } from './prefix-keys.ts';
+import type { SaturationInputs } from './saturation.ts';
 
 /** Returns a float in [0, 1). Injected so tests are deterministic. */
 export type Random = () => number;
