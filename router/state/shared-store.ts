@@ -239,7 +239,8 @@ function answerWithin<T>(pending: Promise<T>, ms: number): Promise<T> {
         clearTimeout(timer);
         resolve(value);
       },
-      (err: unknown) => {
+      // ioredis rejects with Errors of its own; each is passed on as it is.
+      (err: Error) => {
         clearTimeout(timer);
         reject(err);
       },
