@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * Module boundaries (DESIGN.md "Dependency direction"). Each module may import
+ * Module boundaries (docs/architecture.md "Dependency direction"). Each module may import
  * what LEAVES and LAYERS allow it and nothing else in router/ or discovery/;
  * discovery/ imports nothing from router/; none imports loadtest/ statically
  * (`switchyard serve` never loads it; the CLI's sim, bench and demo paths use a
@@ -24,7 +24,6 @@ const MODULE_TARGETS = {
   'router/load': '**/load/**',
   'router/state': '**/state/**',
   'router/scheduling': '**/scheduling/**',
-  'router/policy': '**/policy/**',
   'router/admission': '**/admission/**',
   'router/proxy': '**/proxy/**',
   'router/request': '**/request/**',
@@ -42,22 +41,28 @@ const LEAVES = {
 };
 /**
  * The layers left to right: each module may import discovery, the leaves, the
- * modules of its own layer and of every layer to its left. router/metrics sits
- * above router/load (it labels series with the load view's failure kinds);
- * router/state (Redis) sits above both and below scheduling: it feeds the load
- * view fleet counts and the request stages shared facts; scheduling stays pure.
- * router/policy is being replaced by router/scheduling and shares its layer.
- * router/tracing implements the request lifecycle's tracer and is loaded by
- * the composition root only when tracing is on.
+ * modules of its own layer and of every layer to its left. router/scheduling
+ * sits right above router/load, below everything that does I/O or keeps
+ * counters: scheduling is pure, so what it needs of Redis (a session's shared
+ * assignment) or metrics (counting a decision) reaches it as a request fact
+ * from router/request or a callback from router/compose.ts. router/metrics
+ * sits above it (it labels series with the load view's failure kinds), and
+ * router/state (Redis) above both: it feeds the load view fleet counts and
+ * the request stages shared facts. router/tracing implements the request
+ * lifecycle's tracer and is loaded by the composition root only when tracing
+ * is on.
  * @type {string[][]}
  */
-const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts'], ['router/cli']];
+const LAYERS = [['router/load'], ['router/scheduling'], ['router/metrics'], ['router/state'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts'], ['router/cli']];
 /** @type {[string, string[]][]} */
 const MODULES = [
   ...Object.entries(LEAVES),
   ...LAYERS.flatMap((layer, i) => layer.map((name) => /** @type {[string, string[]]} */ ([name, ['discovery', ...Object.keys(LEAVES), ...LAYERS.slice(0, i + 1).flat()]]))),
 ];
-const CHAIN_TEXT = 'discovery ← router/load ← router/state ← router/scheduling ← router/admission ← router/proxy ← router/request ← router/server ← router/cli';
+/** What each module may import, by module. */
+const ALLOWED = new Map(MODULES);
+/** The layers as a chain for the messages, built from LAYERS so the two cannot disagree. */
+const CHAIN_TEXT = ['discovery', ...LAYERS.map((layer) => layer.join(' + '))].join(' ← ');
 /** Test code: the unit tests beside their modules, the test house (tests/) and the benchmark scenarios. */
 const TEST_FILES = ['**/*.test.ts', 'tests/**', 'loadtest/scenarios/**'];
 /**
@@ -70,6 +75,16 @@ const NO_TESTS = {
   group: ['**/tests/**', '**/scenarios/**', '**/*.test.ts'],
   message: 'Product code never imports test code (tests/, loadtest/scenarios/, *.test.ts): move what both need into the product module and let the test import it.',
 };
+/**
+ * Scheduling's core, the files directly in router/scheduling/, declares the contracts its plugins
+ * (filters/, scorers/, pickers/) implement and never imports a plugin: router/scheduling/profiles/
+ * puts them together. So a plugin is added or replaced without touching the core, and code that
+ * needs only the core's types (admission, request) never loads a plugin through them.
+ */
+const SCHEDULING_PLUGINS = {
+  group: ['**/filters/**', '**/scorers/**', '**/pickers/**'],
+  message: 'Files directly in router/scheduling/ never import its plugins (filters/, scorers/, pickers/): declare the contract in the core and put the plugins together in router/scheduling/profiles/ (docs/architecture.md, "Dependency direction").',
+};
 const NO_LOADTEST = {
   group: ['**/loadtest/**'],
   message: 'router/ and discovery/ code must not import loadtest/ statically: `switchyard serve` never loads it. Load it with a dynamic import() on the command that needs it (sim, bench, demo).',
@@ -81,7 +96,7 @@ function boundary(name, allowed) {
   if (denied.length === 0) return [];
   return [{
     group: denied.map((target) => MODULE_TARGETS[/** @type {keyof typeof MODULE_TARGETS} */ (target)]),
-    message: `${name} may import ${allowed.length === 0 ? 'nothing from router/ or discovery/' : `only ${allowed.join(', ')}`}. Dependency direction: ${CHAIN_TEXT}, with ${Object.keys(LEAVES).join(', ')} as shared leaves (DESIGN.md); pass anything else in from router/compose.ts.`,
+    message: `${name} may import ${allowed.length === 0 ? 'nothing from router/ or discovery/' : `only ${allowed.join(', ')}`}. Dependency direction: ${CHAIN_TEXT}, with ${Object.keys(LEAVES).join(', ')} as shared leaves (docs/architecture.md, "Dependency direction"); pass anything else in from router/compose.ts.`,
   }];
 }
 
@@ -162,11 +177,19 @@ export default tseslint.config(
   {
     files: ['discovery/**/*.ts'],
     ignores: TEST_FILES,
-    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, { group: ['**/router/**'], message: `discovery/ imports nothing from router/. Dependency direction: ${CHAIN_TEXT} (DESIGN.md).` }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, { group: ['**/router/**'], message: `discovery/ imports nothing from router/. Dependency direction: ${CHAIN_TEXT} (docs/architecture.md).` }] }] },
   },
   ...MODULES.map(([name, allowed]) => ({
     files: name.endsWith('.ts') ? [name] : [`${name}/**/*.ts`],
     ignores: TEST_FILES,
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, ...boundary(name, allowed)] }] },
   })),
+  {
+    // Scheduling's core: its module boundary, and no plugin (SCHEDULING_PLUGINS).
+    files: ['router/scheduling/*.ts'],
+    ignores: TEST_FILES,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [NO_LOADTEST, NO_TESTS, ...boundary('router/scheduling', ALLOWED.get('router/scheduling') ?? []), SCHEDULING_PLUGINS] }],
+    },
+  },
 );

@@ -34,7 +34,7 @@ import { RetryBudget } from './proxy/retry-budget.ts';
 import type { EndpointState } from './load/endpoint-state.ts';
 import { fetchText } from '../discovery/upstream-body.ts';
 import { Scraper } from './load/scraper.ts';
-import { ProfileRegistry } from './scheduling/presets.ts';
+import { ProfileRegistry } from './scheduling/profiles/presets.ts';
 import { Scheduler } from './scheduling/scheduler.ts';
 import { Forwarder } from './proxy/forwarder.ts';
 import { EngineCredentials } from './proxy/engine-credentials.ts';

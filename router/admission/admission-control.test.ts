@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RequestFacts } from '../scheduling/candidate.ts';
-import type { Schedule } from '../scheduling/profile.ts';
+import type { Schedule } from '../scheduling/profiles/profile.ts';
 import { AdmissionControl, type ShedReason } from './admission-control.ts';
 import { WaitQueue } from './wait-queue.ts';
 

@@ -9,7 +9,7 @@
 import { SwitchyardError } from '../errors/errors.ts';
 import type { EndpointView } from '../load/endpoint-view.ts';
 import type { DecisionOutcome, RequestFacts } from '../scheduling/candidate.ts';
-import type { Schedule } from '../scheduling/profile.ts';
+import type { Schedule } from '../scheduling/profiles/profile.ts';
 import type { Priority } from '../scheduling/priority.ts';
 import { pressureReason, type PressureGauges, type PressureLimits, type PressureReason } from './router-pressure.ts';
 import { retryAfterSeconds, wholeRetrySeconds, type DrainInputs } from './retry-after.ts';

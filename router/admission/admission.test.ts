@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isSaturated } from '../scheduling/filters/saturation.ts';
+import { isSaturated } from '../scheduling/saturation.ts';
 import { PRIORITY_LIMITS, parsePriority } from '../scheduling/priority.ts';
 import { fitToFileLimit, pressureReason } from './router-pressure.ts';
 import { retryAfterSeconds } from './retry-after.ts';

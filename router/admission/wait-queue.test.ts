@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Schedule } from '../scheduling/profile.ts';
+import type { Schedule } from '../scheduling/profiles/profile.ts';
 import { WaitQueue } from './wait-queue.ts';
 
 const saturated: Schedule<string> = { kind: 'saturated', candidates: ['e'] };

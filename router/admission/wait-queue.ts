@@ -16,7 +16,7 @@
  * the queue ahead of it would take longer than that to drain
  * (admission-control.ts).
  */
-import type { Schedule } from '../scheduling/profile.ts';
+import type { Schedule } from '../scheduling/profiles/profile.ts';
 import { priorityRank, type Priority } from '../scheduling/priority.ts';
 
 /** Queue bounds. */

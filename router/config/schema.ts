@@ -174,7 +174,7 @@ const upstream = z
   .prefault({})
   .describe('How the router talks to the engines.');
 
-/** Preset scheduling profiles, selectable by name without defining them (router/scheduling/presets.ts). */
+/** Preset scheduling profiles, selectable by name without defining them (router/scheduling/profiles/presets.ts). */
 export const POLICY_NAMES = ['auto', 'least-load', 'session', 'round-robin', 'prefix-affinity'] as const;
 const profileName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'profile names are lowercase words joined by dashes');
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Endpoint } from '../../discovery/endpoint.ts';
-import { isSaturated } from '../scheduling/filters/saturation.ts';
+import { isSaturated } from '../scheduling/saturation.ts';
 import { LoadView } from './load-view.ts';
 import { ReplicaCount } from './replica-count.ts';
 import { SafeStartLimit, type SafeStartSettings } from './safe-start.ts';

@@ -7,8 +7,8 @@
  * handed in as a fact.
  */
 import type { EndpointView } from '../load/endpoint-view.ts';
-import type { SaturationInputs } from './filters/saturation.ts';
 import type { PrefixKeys } from './prefix-keys.ts';
+import type { SaturationInputs } from './saturation.ts';
 
 /** Returns a float in [0, 1). Injected so tests are deterministic. */
 export type Random = () => number;

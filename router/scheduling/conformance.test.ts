@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { seededRng } from '../../loadtest/sim/random.ts';
 import { LoadView } from '../load/load-view.ts';
 import { POLICY_NAMES } from '../config/schema.ts';
-import { ProfileRegistry, type ProfileSettings } from './presets.ts';
-import type { SchedulingProfile } from './profile.ts';
+import { ProfileRegistry, type ProfileSettings } from './profiles/presets.ts';
+import type { SchedulingProfile } from './profiles/profile.ts';
 import { prefixFacts } from '../../tests/kit/scheduling-fixtures.ts';
 
 const NAMED: Record<string, ProfileSettings> = {

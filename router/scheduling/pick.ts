@@ -3,7 +3,7 @@
  * picker sees of one decision, and what a picker answers.
  */
 import type { Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
-import type { HomeRoom } from './filters/saturation.ts';
+import type { HomeRoom } from './saturation.ts';
 
 /** One decision as scorers and pickers see it. Valid for the duration of one synchronous call. */
 export interface PickContext<T extends Candidate> {

@@ -6,10 +6,10 @@
  * request each time load changes.
  */
 import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
-import { homeRoom, isSaturated, type HomeRoom, type SaturationThresholds } from './filters/saturation.ts';
-import type { ProfileRegistry } from './presets.ts';
+import type { ProfileRegistry } from './profiles/presets.ts';
 import type { Priority } from './priority.ts';
-import type { Schedule } from './profile.ts';
+import type { Schedule } from './profiles/profile.ts';
+import { homeRoom, isSaturated, type HomeRoom, type SaturationThresholds } from './saturation.ts';
 
 /** What the scheduler reads from the load view. */
 export interface SchedulerView<T> {

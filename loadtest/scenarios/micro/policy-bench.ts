@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LoadView } from '../../../router/load/load-view.ts';
-import { ProfileRegistry } from '../../../router/scheduling/presets.ts';
+import { ProfileRegistry } from '../../../router/scheduling/profiles/presets.ts';
 import { Scheduler } from '../../../router/scheduling/scheduler.ts';
 import type { RequestFacts } from '../../../router/scheduling/candidate.ts';
 

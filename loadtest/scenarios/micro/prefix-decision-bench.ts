@@ -18,7 +18,7 @@ import { ResponsePins } from '../../../router/load/response-pins.ts';
 import { Classifier } from '../../../router/request/classify.ts';
 import { JsonBodyScanner } from '../../../router/request/json-body-scanner.ts';
 import type { BodyFacts } from '../../../router/request/routing-facts.ts';
-import { ProfileRegistry } from '../../../router/scheduling/presets.ts';
+import { ProfileRegistry } from '../../../router/scheduling/profiles/presets.ts';
 import { Scheduler } from '../../../router/scheduling/scheduler.ts';
 import { SessionNames } from '../../../router/state/session-names.ts';
 

@@ -10,7 +10,7 @@
  * only when it holds cache credit): under the load bound it keeps the
  * request whatever the safe start says of new work, and at its burst bound
  * the walk answers that the request should wait for it (see
- * filters/saturation.ts, homeRoom). Only an engine that really fails a
+ * ../saturation.ts, homeRoom). Only an engine that really fails a
  * filter, or carries more than the load bound allows, lets it walk on.
  */
 import { MAX_ORDERED, type Candidate } from '../candidate.ts';

@@ -3,18 +3,23 @@
  * today's policy names, and the named profiles of `routing.profiles`. Model
  * names come from requests, so they are looked up in a Map: indexing a plain
  * object with a name like `constructor` finds Object.prototype's function.
+ *
+ * profiles/ is where the plugins (filters/, scorers/, pickers/) are put
+ * together; the core files beside it only declare the contracts the plugins
+ * implement and never import a plugin (lint), so a plugin can be added or
+ * replaced without touching them.
  */
-import type { Random } from './candidate.ts';
-import { BALANCE_FLOOR, type LoadBound } from './load-bound.ts';
-import type { Picker } from './pick.ts';
-import { BoundedWalkPicker } from './pickers/bounded-walk.ts';
-import { RoundRobinPicker } from './pickers/round-robin.ts';
-import { WeightedMaxPicker } from './pickers/weighted-max.ts';
+import type { Random } from '../candidate.ts';
+import { BALANCE_FLOOR, type LoadBound } from '../load-bound.ts';
+import type { Picker } from '../pick.ts';
+import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
+import { RoundRobinPicker } from '../pickers/round-robin.ts';
+import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
 import { SchedulingProfile } from './profile.ts';
-import { kvUsageScorer } from './scorers/kv-usage.ts';
-import { loadScoreScorer } from './scorers/load-score.ts';
-import { PrefixAffinityScorer } from './scorers/prefix-affinity.ts';
-import { SessionRendezvousScorer } from './scorers/session-rendezvous.ts';
+import { kvUsageScorer } from '../scorers/kv-usage.ts';
+import { loadScoreScorer } from '../scorers/load-score.ts';
+import { PrefixAffinityScorer } from '../scorers/prefix-affinity.ts';
+import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
 
 /** One profile's settings (`routing.profiles.<name>`). */
 export interface ProfileSettings {

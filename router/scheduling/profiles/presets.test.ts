@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProfileRegistry, type SchedulingSettings } from './presets.ts';
-import { ep, facts, prefixFacts } from '../../tests/kit/scheduling-fixtures.ts';
+import { ep, facts, prefixFacts } from '../../../tests/kit/scheduling-fixtures.ts';
 
 const PROTOTYPE_KEYS = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
 const settings = (extra: Partial<SchedulingSettings> = {}): SchedulingSettings => ({

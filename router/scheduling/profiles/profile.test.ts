@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { kvUsageScorer } from './scorers/kv-usage.ts';
-import { loadScoreScorer } from './scorers/load-score.ts';
-import { SessionRendezvousScorer } from './scorers/session-rendezvous.ts';
-import { BoundedWalkPicker } from './pickers/bounded-walk.ts';
-import { WeightedMaxPicker } from './pickers/weighted-max.ts';
-import { homeRoom, isSaturated } from './filters/saturation.ts';
+import { kvUsageScorer } from '../scorers/kv-usage.ts';
+import { loadScoreScorer } from '../scorers/load-score.ts';
+import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
+import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
+import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
+import { homeRoom, isSaturated } from '../saturation.ts';
 import { SchedulingProfile } from './profile.ts';
-import { ep, facts, seeded, type FakeCandidate } from '../../tests/kit/scheduling-fixtures.ts';
+import { ep, facts, seeded, type FakeCandidate } from '../../../tests/kit/scheduling-fixtures.ts';
 
 const profile = new SchedulingProfile('auto', [
   new BoundedWalkPicker(new SessionRendezvousScorer(), { epsilon: 0.25, kappa: 0, floor: 0.5 }),

@@ -9,7 +9,7 @@
  * costs its KV cache, so it moves only off an engine that cannot take it,
  * and the schedule says why. The same holds for a pinned response's engine
  * and an affinity walk's first choice: the safe start's limit on new work
- * does not move them (see filters/saturation.ts, homeRoom); at the engine's
+ * does not move them (see ../saturation.ts, homeRoom); at the engine's
  * burst bound the answer is `saturated` with `waitsFor`, and admission lets
  * the request wait for that engine a while. A session that will be stored but has no
  * engine yet is placed by the final picker alone (least load over capacity),
@@ -29,14 +29,19 @@
  * over the routable pool and its first choices are tested; only when every
  * one of them is saturated is the whole pool filtered and the pick made
  * again. The answer is the same as filtering first.
+ *
+ * The profile runs the filters itself, in this fixed order, so it lives in
+ * profiles/ with the registry that picks its scorers and pickers: the one
+ * folder that imports the plugin folders (see presets.ts).
  */
-import { SwitchyardError } from '../errors/errors.ts';
-import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from './candidate.ts';
-import { keepPinned } from './filters/response-pin.ts';
-import { keepRoutable } from './filters/routable.ts';
-import { splitSaturated, type HomeRoom } from './filters/saturation.ts';
-import type { Pick, Picker, PickContext } from './pick.ts';
-import { ensureUint32 } from './select.ts';
+import { SwitchyardError } from '../../errors/errors.ts';
+import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from '../candidate.ts';
+import { keepPinned } from '../filters/response-pin.ts';
+import { keepRoutable } from '../filters/routable.ts';
+import { splitSaturated } from '../filters/saturation.ts';
+import type { Pick, Picker, PickContext } from '../pick.ts';
+import type { HomeRoom } from '../saturation.ts';
+import { ensureUint32 } from '../select.ts';
 
 /** The answer of scheduling for one request. */
 export type Schedule<T> =

@@ -1,0 +1,87 @@
+/**
+ * The saturation test: when an endpoint should take no more work. Saturation uses *estimated
+ * waiting* (queued work), never the in-flight count alone: an engine with
+ * free batch slots is not saturated however many requests the router has
+ * open to it (see router/load/load-formulas.ts). The exceptions are limits
+ * on in-flight requests that stand for capacity: the configured per-endpoint
+ * cap, and the safe start of an engine whose capacity is unknown
+ * (router/load/safe-start.ts). The scheduler binds the test for each
+ * priority; the saturation filter (filters/saturation.ts) applies it to a
+ * pool, and pickers read it through their PickContext.
+ */
+import { PRIORITY_LIMITS, type Priority } from './priority.ts';
+
+/** Saturation thresholds. */
+export interface SaturationThresholds {
+  /** Estimated waiting requests at which an endpoint is saturated; undefined: each endpoint's own queue allowance (the adaptive default). */
+  readonly maxWaiting?: number | undefined;
+  /** KV-cache usage (0-1) at which an endpoint is saturated. */
+  readonly kvCacheThreshold: number;
+  /** Router in-flight requests to one endpoint at which it is saturated (0: off). */
+  readonly maxInFlightPerEndpoint: number;
+}
+
+/** The load an endpoint shows to the saturation test. */
+export interface SaturationInputs {
+  readonly estimatedWaiting: number;
+  /** One more request would wait (no free batch slot). */
+  readonly wouldQueue: boolean;
+  readonly kvCacheUsage: number;
+  readonly inFlight: number;
+  /** Requests this router may have open to the endpoint (the safe start for unknown capacity); undefined: no such limit. */
+  readonly concurrencyLimit?: number | undefined;
+  /**
+   * Requests this router may have open to the endpoint for work that belongs
+   * there (a session's, prefix group's or pinned response's engine), however
+   * the safe start limits new work: what the engine was seen running without
+   * a queue plus its queue budget (router/load/safe-start.ts); undefined: no
+   * such bound (capacity configured or learned, or the safe start off).
+   */
+  readonly burstBound?: number | undefined;
+  /** Requests the engine may keep waiting, bounded in time (router/load/endpoint-view.ts); used when no fixed maxWaiting is set. */
+  readonly queueAllowance: number;
+}
+
+/**
+ * True when `endpoint` is saturated for a request of `priority`: when
+ * sending it one more request would make its estimated queue longer than
+ * `maxWaiting`, or by default the endpoint's queue allowance (so 0 admits
+ * only into free batch slots). Low priority sees only part of the waiting
+ * budget, so it is turned away before normal and high-priority work is.
+ */
+export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
+  return failsFilter(endpoint, thresholds, priority) || (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit);
+}
+
+/**
+ * What a request's own engine (its session's, prefix group's or pinned
+ * response's) can do for it: `keep` it, have it `wait` in the router queue
+ * for that engine, or let it `move` elsewhere.
+ */
+export type HomeRoom = 'keep' | 'wait' | 'move';
+
+/**
+ * {@link HomeRoom} of `endpoint` for a request that belongs there. Moving a
+ * conversation costs its KV cache, so it moves only when the engine really
+ * cannot take it: a queue beyond its bound, KV cache at the threshold, the
+ * configured per-endpoint cap. The safe start limits where *new* work goes,
+ * not this: up to the burst bound the engine keeps the request, and at the
+ * bound the request waits for its engine instead of moving (three replicas
+ * moved 35 of 60 sessions off idle engines when the safe-start limit counted
+ * as saturation).
+ */
+export function homeRoom(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): HomeRoom {
+  if (failsFilter(endpoint, thresholds, priority)) return 'move';
+  return endpoint.burstBound !== undefined && endpoint.inFlight >= endpoint.burstBound ? 'wait' : 'keep';
+}
+
+/** Saturated by what the engine shows (queue, KV cache) or the configured per-endpoint cap: no request should be added. */
+function failsFilter(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
+  const maxWaiting = (thresholds.maxWaiting ?? endpoint.queueAllowance) * PRIORITY_LIMITS[priority].waiting;
+  const waitingAfter = endpoint.estimatedWaiting + (endpoint.wouldQueue ? 1 : 0);
+  return (
+    waitingAfter > maxWaiting ||
+    endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||
+    (thresholds.maxInFlightPerEndpoint > 0 && endpoint.inFlight >= thresholds.maxInFlightPerEndpoint)
+  );
+}
