@@ -43,7 +43,7 @@ import { AdminPort } from './server/admin-port.ts';
 import { debugEndpointsDocument } from './server/debug-endpoints.ts';
 import { adapterErrorResponse, createControlApp } from './server/control-app.ts';
 import { createHttpServer, listen } from './server/http-server.ts';
-import { Lifecycle } from './server/lifecycle.ts';
+import { Drain } from './server/drain.ts';
 import type { ReadinessState } from './server/health.ts';
 import { BodyBudget } from './request/body-budget.ts';
 import { ConnectionGuard } from './server/connection-guard.ts';
@@ -111,7 +111,7 @@ export class Router {
   readonly logger: Logger;
   readonly view: LoadView;
   readonly metrics: RouterMetrics;
-  readonly lifecycle = new Lifecycle();
+  readonly drain = new Drain();
   readonly #source: EndpointSource;
   readonly #kubernetes: KubernetesDiscovery | undefined;
   /** How many replicas share the engines (counted from the router's Service, or configured). */
@@ -299,7 +299,7 @@ export class Router {
       endpointHeader: config.server.endpointHeader,
       endpointName: endpointNamer(config.backends),
     });
-    const readinessState = (): ReadinessState => ({ discoverySynced: this.view.synced, draining: this.lifecycle.draining, sharedState: this.#shared?.store.status ?? 'off' });
+    const readinessState = (): ReadinessState => ({ discoverySynced: this.view.synced, draining: this.drain.draining, sharedState: this.#shared?.store.status ?? 'off' });
     const control = createControlApp({
       routableModels: () => this.view.routableModels(),
       readiness: readinessState,
@@ -351,7 +351,7 @@ export class Router {
     const trafficListener = createTrafficListener({
       lifecycle,
       connections,
-      closing: () => this.lifecycle.closing,
+      closing: () => this.drain.closing,
       fallback: tenants === undefined ? nodeListener(control.fetch) : tenants.guardLocalRoutes(nodeListener(control.fetch), answerer),
     });
     const onServerError = (err: Error) => this.logger.error({ err: err.message }, 'server error (the router keeps running)');
@@ -448,7 +448,7 @@ export class Router {
   async drainAndClose(): Promise<void> {
     const { preStopDelayMs, drainTimeoutMs } = this.config.lifecycle;
     const flushBy = performance.now() + preStopDelayMs + drainTimeoutMs;
-    const drained = this.lifecycle.drain(
+    const drained = this.drain.run(
       { traffic: this.#traffic, inFlight: () => this.#inFlight, logger: this.logger },
       this.config.lifecycle,
     );
