@@ -30,6 +30,7 @@ const MODULE_TARGETS = {
   'router/server': '**/server/**',
   'router/tracing': '**/tracing/**',
   'router/compose.ts': '**/compose.ts',
+  'router/compose': '**/compose/**',
   'router/cli': '**/cli/**',
 };
 /** Shared leaves and what each may import: what they import today, and no more. */
@@ -46,10 +47,11 @@ const LEAVES = {
  * view fleet counts and the request stages shared facts; scheduling stays pure.
  * router/policy is being replaced by router/scheduling and shares its layer.
  * router/tracing implements the request lifecycle's tracer and is loaded by
- * the composition root only when tracing is on.
+ * the composition root only when tracing is on. The composition root is
+ * router/compose.ts with its builders in router/compose/.
  * @type {string[][]}
  */
-const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts'], ['router/cli']];
+const LAYERS = [['router/load'], ['router/metrics'], ['router/state'], ['router/scheduling', 'router/policy'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts', 'router/compose'], ['router/cli']];
 /** @type {[string, string[]][]} */
 const MODULES = [
   ...Object.entries(LEAVES),
