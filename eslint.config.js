@@ -30,6 +30,7 @@ const MODULE_TARGETS = {
   'router/server': '**/server/**',
   'router/tracing': '**/tracing/**',
   'router/compose.ts': '**/compose.ts',
+  'router/compose': '**/compose/**',
   'router/cli': '**/cli/**',
 };
 /** Shared leaves and what each may import: what they import today, and no more. */
@@ -50,10 +51,11 @@ const LEAVES = {
  * router/state (Redis) above both: it feeds the load view fleet counts and
  * the request stages shared facts. router/tracing implements the request
  * lifecycle's tracer and is loaded by the composition root only when tracing
- * is on.
+ * is on. The composition root is router/compose.ts with its builders in
+ * router/compose/.
  * @type {string[][]}
  */
-const LAYERS = [['router/load'], ['router/scheduling'], ['router/metrics'], ['router/state'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts'], ['router/cli']];
+const LAYERS = [['router/load'], ['router/scheduling'], ['router/metrics'], ['router/state'], ['router/admission'], ['router/proxy'], ['router/request'], ['router/server', 'router/tracing'], ['router/compose.ts', 'router/compose'], ['router/cli']];
 /** @type {[string, string[]][]} */
 const MODULES = [
   ...Object.entries(LEAVES),

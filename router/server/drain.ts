@@ -1,5 +1,5 @@
 /**
- * Process lifecycle: SIGTERM drain as the design's contract table states it.
+ * The SIGTERM drain, as the design's contract table states it.
  * Readiness fails at once; the router keeps serving for the pre-stop delay
  * (so endpoint removal propagates to every client of the Service), then stops
  * accepting, lets in-flight requests finish up to the drain deadline, closes
@@ -24,8 +24,8 @@ export interface DrainTiming {
 
 const POLL_MS = 50;
 
-/** Tracks the drain state that readiness and the traffic listener read. */
-export class Lifecycle {
+/** Runs the drain and holds its state, which readiness and the traffic listener read. */
+export class Drain {
   #draining = false;
   #closing = false;
 
@@ -43,7 +43,7 @@ export class Lifecycle {
    * Runs the whole drain. Resolves once in-flight requests finished or the
    * deadline passed; the caller then closes the rest and exits 0.
    */
-  async drain(targets: DrainTargets, timing: DrainTiming): Promise<void> {
+  async run(targets: DrainTargets, timing: DrainTiming): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
     const { logger, traffic } = targets;
