@@ -30,6 +30,14 @@ export interface ScorerRef {
 /** An affinity walk, as configuration names it: the name alone, or with parameters. */
 export type AffinityRef = string | { readonly name: string; readonly parameters?: RawParameters };
 
+/** A ref as name and parameters, with where it and its name sit in the profile. */
+interface Located {
+  readonly name: string;
+  readonly parameters: RawParameters;
+  readonly at: readonly (string | number)[];
+  readonly nameAt: readonly (string | number)[];
+}
+
 type Resolved<P> = { readonly plugin: P; readonly parameters: unknown } | { readonly issue: ConfigIssue };
 
 export class PluginRegistry {
@@ -62,12 +70,11 @@ export class PluginRegistry {
   check(profile: string, scorers: readonly ScorerRef[], affinity: readonly AffinityRef[]): ConfigIssue[] {
     const issues: ConfigIssue[] = [];
     scorers.forEach((ref, i) => {
-      const resolved = resolve(this.#scorers, 'scorer', profile, ref.name, ref.parameters, ['scorers', i], ['scorers', i, 'name']);
+      const resolved = resolve(this.#scorers, 'scorer', profile, scorerAt(ref, i));
       if ('issue' in resolved) issues.push(resolved.issue);
     });
     affinity.forEach((ref, i) => {
-      const { name, parameters, at, nameAt } = affinityRef(ref, i);
-      const resolved = resolve(this.#affinities, 'affinity walk', profile, name, parameters, at, nameAt);
+      const resolved = resolve(this.#affinities, 'affinity walk', profile, affinityAt(ref, i));
       if ('issue' in resolved) issues.push(resolved.issue);
     });
     return issues;
@@ -76,7 +83,7 @@ export class PluginRegistry {
   /** The weighted maximum's scorers of `profile`. @throws Error as {@link check} describes it. */
   weightedScorers(profile: string, refs: readonly ScorerRef[]): WeightedScorer[] {
     return refs.map((ref, i) => {
-      const { plugin, parameters } = resolved(resolve(this.#scorers, 'scorer', profile, ref.name, ref.parameters, ['scorers', i], ['scorers', i, 'name']));
+      const { plugin, parameters } = resolved(resolve(this.#scorers, 'scorer', profile, scorerAt(ref, i)));
       return { scorer: plugin.create(parameters), weight: ref.weight };
     });
   }
@@ -84,8 +91,7 @@ export class PluginRegistry {
   /** The affinity walks of `profile`, in order. @throws Error as {@link check} describes it. */
   walks(profile: string, refs: readonly AffinityRef[], defaults: AffinityDefaults): Picker[] {
     return refs.map((ref, i) => {
-      const { name, parameters: raw, at, nameAt } = affinityRef(ref, i);
-      const { plugin, parameters } = resolved(resolve(this.#affinities, 'affinity walk', profile, name, raw, at, nameAt));
+      const { plugin, parameters } = resolved(resolve(this.#affinities, 'affinity walk', profile, affinityAt(ref, i)));
       const { scorer, bound } = plugin.create(parameters, defaults);
       return new BoundedWalkPicker(scorer, bound);
     });
@@ -97,22 +103,19 @@ function add<P extends { readonly name: string }>(plugins: Map<string, P>, plugi
   plugins.set(plugin.name, plugin);
 }
 
-/** An affinity ref as name and parameters, and where its name sits in the profile. */
-function affinityRef(ref: AffinityRef, i: number): { name: string; parameters: RawParameters; at: (string | number)[]; nameAt: (string | number)[] } {
+function scorerAt(ref: ScorerRef, i: number): Located {
+  return { name: ref.name, parameters: ref.parameters, at: ['scorers', i], nameAt: ['scorers', i, 'name'] };
+}
+
+function affinityAt(ref: AffinityRef, i: number): Located {
   return typeof ref === 'string'
     ? { name: ref, parameters: undefined, at: ['affinity', i], nameAt: ['affinity', i] }
     : { name: ref.name, parameters: ref.parameters, at: ['affinity', i], nameAt: ['affinity', i, 'name'] };
 }
 
-function resolve<P extends { readonly parameters: z.ZodType }>(
-  plugins: ReadonlyMap<string, P>,
-  kind: string,
-  profile: string,
-  name: string,
-  raw: RawParameters,
-  at: readonly (string | number)[],
-  nameAt: readonly (string | number)[],
-): Resolved<P> {
+/** The plugin `ref` names with its parameters parsed, or the issue that says why not. */
+function resolve<P extends { readonly parameters: z.ZodType }>(plugins: ReadonlyMap<string, P>, kind: string, profile: string, ref: Located): Resolved<P> {
+  const { name, parameters: raw, at, nameAt } = ref;
   const plugin = plugins.get(name);
   if (plugin === undefined) {
     const known = [...plugins.keys()].sort().join(', ');
