@@ -65,6 +65,18 @@ describe('switchyard check-config', () => {
     assert.match(missing.stderr, /auth\.apiKeysFile .*absent\.yaml: cannot read it \(ENOENT\)/);
   });
 
+  it('refuses a profile naming an unknown scorer, with the profile, the scorer and the known names', () => {
+    const unknown = run([file('scorer.yaml', 'routing:\n  profiles:\n    chat:\n      scorers: [{name: latency, weight: 1}]\n')]);
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stderr, 'switchyard check-config: invalid configuration: routing.profiles.chat.scorers.0.name: profile chat: unknown scorer latency; known: kv-usage, load-score\n');
+    const both = run([file('both.yaml', 'routing:\n  profiles:\n    chat:\n      scorers: [{name: load-score, weight: 1}]\n      weights: {load: 1, kvUsage: 0.2}\n')]);
+    assert.equal(both.code, 2);
+    assert.equal(both.stderr, 'switchyard check-config: invalid configuration: routing.profiles.chat.weights: give scorers or weights, not both (weights is the older form of scorers)\n');
+    const walk = run([file('walk.yaml', 'routing:\n  profiles:\n    chat:\n      affinity: [session, {name: prefix, parameters: {spread: 0.5}}]\n')]);
+    assert.equal(walk.code, 2);
+    assert.match(walk.stderr, /routing\.profiles\.chat\.affinity\.1\.parameters: profile chat: affinity walk prefix: bad parameters \(spread: /);
+  });
+
   it('warns about an unknown SWITCHYARD_* variable and an unknown flag suggests the closest', () => {
     const warned = run([], { SWITCHYARD_ROUTING_POLCY: 'session' });
     assert.equal(warned.code, 0);

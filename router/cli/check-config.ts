@@ -9,6 +9,7 @@
  */
 import { effectiveConfigLines } from '../config/effective.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { profilesCheck } from '../scheduling/profiles/presets.ts';
 import type { Config } from '../config/schema.ts';
 import { readSecretFile } from '../config/secret-file.ts';
 import { ApiKeysFile } from '../request/api-keys-file.ts';
@@ -37,7 +38,7 @@ export function checkConfig(argv: readonly string[], env: Readonly<Record<string
   const args = argv[0] !== undefined && !argv[0].startsWith('-') ? ['--config', ...argv] : [...argv];
   let loaded;
   try {
-    loaded = loadConfig(args, env);
+    loaded = loadConfig(args, env, [profilesCheck()]);
     if (loaded.kind === 'help') {
       out.print(USAGE);
       return 0;

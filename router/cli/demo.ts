@@ -6,6 +6,7 @@
  */
 import { formatHostPort, parseHostPort } from '../config/host-port.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { profilesCheck } from '../scheduling/profiles/presets.ts';
 import { Router } from '../compose.ts';
 
 // loadtest/ is loaded on demand only (lint forbids static imports of it from router/).
@@ -42,7 +43,7 @@ async function demo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
   const closeEngines = () => Promise.all(engines.map((e) => e.close()));
   let router: Router;
   try {
-    const loaded = loadConfig([...DEMO_DEFAULTS, ...fromEnv, ...engines.flatMap((e) => ['--backend', e.url]), ...argv], env);
+    const loaded = loadConfig([...DEMO_DEFAULTS, ...fromEnv, ...engines.flatMap((e) => ['--backend', e.url]), ...argv], env, [profilesCheck()]);
     if (loaded.kind !== 'config') throw new Error('unreachable: --help is handled above');
     router = new Router(loaded.config);
   } catch (err) {

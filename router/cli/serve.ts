@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { profilesCheck } from '../scheduling/profiles/presets.ts';
 import { helpText } from '../config/options.ts';
 import { Router, loadTracing } from '../compose.ts';
 import { createLogger } from '../log.ts';
@@ -33,7 +34,7 @@ export async function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   }
   let loaded;
   try {
-    loaded = loadConfig(argv, env);
+    loaded = loadConfig(argv, env, [profilesCheck()]);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`switchyard: ${err.message}`);

@@ -287,6 +287,19 @@ export interface ConfigLayers {
   readonly fromFlags: Readonly<Tree>;
 }
 
+/** One problem a {@link ConfigCheck} finds: the path from the config's root, and what is wrong there. */
+export interface ConfigIssue {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/**
+ * A check of the parsed configuration against what config cannot import
+ * (e.g. the scheduler's plugin registry, for `routing.profiles`), passed in
+ * by the command that loads it. Returns the issues, empty when none.
+ */
+export type ConfigCheck = (config: Config) => readonly ConfigIssue[];
+
 /**
  * Outcome of {@link loadConfig}: a config (with warnings to log once, e.g.
  * unknown `SWITCHYARD_*` variables), or a request for help text.
@@ -296,10 +309,11 @@ export type LoadResult =
   | { readonly kind: 'help' };
 
 /**
- * Builds the configuration from flags, env and an optional file.
- * @throws ConfigError naming the offending field when any layer is invalid.
+ * Builds the configuration from flags, env and an optional file, then runs
+ * `checks` on it.
+ * @throws ConfigError naming the offending field when any layer is invalid or a check finds an issue.
  */
-export function loadConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): LoadResult {
+export function loadConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, checks: readonly ConfigCheck[] = []): LoadResult {
   const flags = fromFlags(argv);
   if (flags.help) return { kind: 'help' };
   const file = flags.configFile ?? env['SWITCHYARD_CONFIG'];
@@ -310,6 +324,8 @@ export function loadConfig(argv: readonly string[], env: Readonly<Record<string,
   const layered = merge(merge(merge(layers.fromFile, layers.fromStandardEnv), layers.fromEnv), layers.fromFlags);
   const result = configSchema.safeParse(layered);
   if (!result.success) throw new ConfigError(`invalid configuration: ${describeIssues(result.error.issues, layered).join('; ')}`);
+  const issues = checks.flatMap((check) => check(result.data));
+  if (issues.length > 0) throw new ConfigError(`invalid configuration: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return { kind: 'config', config: deepFreeze(result.data), warnings: environmentWarnings(env), layers };
 }
 

@@ -178,21 +178,45 @@ const upstream = z
 export const POLICY_NAMES = ['auto', 'least-load', 'session', 'round-robin', 'prefix-affinity'] as const;
 const profileName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'profile names are lowercase words joined by dashes');
 
+/** A plugin's own parameters; its registered schema checks them at config load (router/scheduling/profiles/registry.ts). */
+const pluginParameters = z.record(z.string(), z.unknown()).describe("The plugin's own parameters, checked against its schema at load.");
+
 const schedulingProfile = z
   .strictObject({
     affinity: z
-      .array(z.enum(['session', 'prefix']))
+      .array(
+        z.union([
+          z.string().min(1),
+          z.strictObject({ name: z.string().min(1).describe('Affinity walk name.'), parameters: pluginParameters.optional() }),
+        ]),
+      )
       .default([])
-      .describe('Affinity walks tried in order before the picker: session (requests with a session key), prefix (keyless requests whose prompts share a prefix).'),
+      .describe(
+        'Affinity walks tried in order before the picker, by name or as {name, parameters}: session (requests with a session key; parameters: epsilon, default routing.balanceEpsilon), prefix (keyless requests whose prompts share a prefix; parameters: epsilon, kappa, spread, minReuse, defaults from routing.prefix).',
+      ),
     picker: z.enum(['weighted-max', 'round-robin']).default('weighted-max').describe('What decides when no affinity walk applies: the weighted maximum of the scorers, or round-robin.'),
+    scorers: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1).describe('Scorer name: load-score (1 / (1 + outstanding work over capacity)) or kv-usage (free KV cache, 1 - usage).'),
+          weight: z.number().min(0).describe("Weight of the scorer's rating (in [0, 1]) in the sum; 0 leaves it out."),
+          parameters: pluginParameters.optional(),
+        }),
+      )
+      .min(1)
+      .optional()
+      .describe('Scorers of the weighted maximum, e.g. [{"name": "load-score", "weight": 1}, {"name": "kv-usage", "weight": 0.2}]. Default: least-load\'s (load-score 1, kv-usage 0.001). Not with weights.'),
     weights: z
       .strictObject({
         load: z.number().min(0).default(1).describe('Weight of the load score (1 / (1 + outstanding work over capacity)).'),
         kvUsage: z.number().min(0).default(0.001).describe('Weight of free KV cache (1 - usage).'),
       })
-      .prefault({})
-      .describe('Scorer weights of the weighted maximum; each rating is in [0, 1].'),
+      .optional()
+      .describe('The older form of scorers: the weights of load-score and kv-usage. Not with scorers.'),
     powerOfTwoChoices: z.boolean().default(false).describe('Weighted maximum over two random candidates instead of all (for very large fleets).'),
+  })
+  .superRefine((profile, ctx) => {
+    if (profile.scorers !== undefined && profile.weights !== undefined) ctx.addIssue({ code: 'custom', path: ['weights'], message: 'give scorers or weights, not both (weights is the older form of scorers)' });
   });
 
 const prefix = z
@@ -219,7 +243,7 @@ const routing = z
     profiles: z
       .record(profileName, schedulingProfile)
       .default({})
-      .describe('Named scheduling profiles (config file only), e.g. {"chat": {"affinity": ["prefix"], "weights": {"load": 1, "kvUsage": 0.2}}}.'),
+      .describe('Named scheduling profiles (config file only), e.g. {"chat": {"affinity": ["prefix"], "scorers": [{"name": "load-score", "weight": 1}, {"name": "kv-usage", "weight": 0.2}]}}.'),
     sessionHeader: z.string().min(1).default('x-session-id').describe('Request header that carries the session key.'),
     sessionFromUser: z.boolean().default(true).describe("Use the body's OpenAI `user` field as the session key when the header is absent."),
     balanceEpsilon: z

@@ -9,23 +9,24 @@
  * implement and never import a plugin (lint), so a plugin can be added or
  * replaced without touching them.
  */
+import type { ConfigCheck, ConfigIssue } from '../../config/load.ts';
 import type { Random } from '../candidate.ts';
-import { BALANCE_FLOOR, type LoadBound } from '../load-bound.ts';
 import type { Picker } from '../pick.ts';
-import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import { RoundRobinPicker } from '../pickers/round-robin.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
+import { builtInPlugins } from './plugins.ts';
 import { SchedulingProfile } from './profile.ts';
-import { kvUsageScorer } from '../scorers/kv-usage.ts';
-import { loadScoreScorer } from '../scorers/load-score.ts';
-import { PrefixAffinityScorer } from '../scorers/prefix-affinity.ts';
-import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
+import type { AffinityRef, PluginRegistry, ScorerRef } from './registry.ts';
 
-/** One profile's settings (`routing.profiles.<name>`). */
+/** One profile's settings (`routing.profiles.<name>`): plugins named as data. */
 export interface ProfileSettings {
-  readonly affinity: readonly ('session' | 'prefix')[];
+  /** Affinity walks tried in order before the final picker. */
+  readonly affinity: readonly AffinityRef[];
   readonly picker: 'weighted-max' | 'round-robin';
-  readonly weights: { readonly load: number; readonly kvUsage: number };
+  /** The weighted maximum's scorers. Give this or `weights`, not both; neither means least-load's. */
+  readonly scorers?: readonly ScorerRef[] | undefined;
+  /** The older form of `scorers`: the weights of `load-score` and `kv-usage`. */
+  readonly weights?: { readonly load: number; readonly kvUsage: number } | undefined;
   readonly powerOfTwoChoices: boolean;
 }
 
@@ -48,20 +49,49 @@ export interface SchedulingSettings {
   readonly prefix: PrefixSettings;
 }
 
-/** Least-load's weights: load first, free KV cache only to break near-ties. */
-const LEAST_LOAD_WEIGHTS = { load: 1, kvUsage: 0.001 };
+/** Least-load's scorers: load first, free KV cache only to break near-ties. */
+const LEAST_LOAD: readonly ScorerRef[] = [
+  { name: 'load-score', weight: 1 },
+  { name: 'kv-usage', weight: 0.001 },
+];
 
-/** The preset profiles, by the policy names configs have always used. */
-function presets(settings: SchedulingSettings): Record<string, ProfileSettings> {
-  const base = { picker: 'weighted-max', weights: LEAST_LOAD_WEIGHTS, powerOfTwoChoices: settings.powerOfTwoChoices } as const;
-  return {
-    'least-load': { ...base, affinity: [] },
-    // `session` and `auto` behave the same: requests without a key go by least load.
-    session: { ...base, affinity: ['session'] },
-    auto: { ...base, affinity: ['session'] },
-    'round-robin': { ...base, affinity: [], picker: 'round-robin' },
-    'prefix-affinity': { ...base, affinity: ['session', 'prefix'] },
-  };
+/**
+ * The preset profiles, by the policy names configs have always used (the
+ * config schema's POLICY_NAMES), in the same data form as `routing.profiles`;
+ * `routing.powerOfTwoChoices` completes them.
+ */
+export const PRESETS: Readonly<Record<string, Omit<ProfileSettings, 'powerOfTwoChoices'>>> = {
+  'least-load': { affinity: [], picker: 'weighted-max', scorers: LEAST_LOAD },
+  // `session` and `auto` behave the same: requests without a key go by least load.
+  session: { affinity: ['session'], picker: 'weighted-max', scorers: LEAST_LOAD },
+  auto: { affinity: ['session'], picker: 'weighted-max', scorers: LEAST_LOAD },
+  'round-robin': { affinity: [], picker: 'round-robin', scorers: LEAST_LOAD },
+  'prefix-affinity': { affinity: ['session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD },
+};
+
+/**
+ * A profile's weighted-maximum scorers: `scorers`, or the older `weights`
+ * form mapped to the same two scorers, or least-load's.
+ * @throws Error when the profile gives both forms.
+ */
+export function scorerRefsOf(name: string, profile: ProfileSettings): readonly ScorerRef[] {
+  if (profile.scorers !== undefined && profile.weights !== undefined) throw new Error(`profile ${name}: give scorers or weights, not both`);
+  if (profile.scorers !== undefined) return profile.scorers;
+  if (profile.weights === undefined) return LEAST_LOAD;
+  return [
+    { name: 'load-score', weight: profile.weights.load },
+    { name: 'kv-usage', weight: profile.weights.kvUsage },
+  ];
+}
+
+/** The config check of `routing.profiles` against `plugins`: unknown names and bad parameters, named by profile and plugin. */
+export function profilesCheck(plugins: PluginRegistry = builtInPlugins()): ConfigCheck {
+  return (config) =>
+    Object.entries(config.routing.profiles).flatMap(([name, profile]): ConfigIssue[] => {
+      const at = ['routing', 'profiles', name];
+      // Both forms at once is the schema's error; this check runs only on a config that passed it.
+      return plugins.check(name, scorerRefsOf(name, profile), profile.affinity).map((issue) => ({ path: [...at, ...issue.path], message: issue.message }));
+    });
 }
 
 /** Every profile, and which one schedules each model. */
@@ -71,11 +101,13 @@ export class ProfileRegistry {
   readonly #byModel: ReadonlyMap<string, string>;
   readonly #fallback: SchedulingProfile;
 
-  constructor(settings: SchedulingSettings, random: Random) {
-    const all = { ...presets(settings), ...settings.profiles };
-    for (const [name, profile] of Object.entries(all)) {
-      this.#byName.set(name, new SchedulingProfile(name, pickersOf(profile, settings, random)));
-      if (profile.affinity.includes('prefix')) this.#usesPrefix.add(name);
+  /** @throws Error when a profile names an unknown plugin or gives bad parameters (config load checks this first, see {@link profilesCheck}). */
+  constructor(settings: SchedulingSettings, random: Random, plugins: PluginRegistry = builtInPlugins()) {
+    const presets = Object.entries(PRESETS).map(([name, preset]) => [name, { ...preset, powerOfTwoChoices: settings.powerOfTwoChoices }] as const);
+    for (const [name, profile] of [...presets, ...Object.entries(settings.profiles)]) {
+      this.#byName.set(name, new SchedulingProfile(name, pickersOf(name, profile, settings, random, plugins)));
+      // The prefix walk is the one that reads prompt-prefix facts, which cost a hash of the prompt per request.
+      if (profile.affinity.some((ref) => (typeof ref === 'string' ? ref : ref.name) === 'prefix')) this.#usesPrefix.add(name);
     }
     this.#byModel = new Map(Object.entries(settings.modelPolicies));
     const fallback = this.#byName.get(settings.policy);
@@ -100,24 +132,9 @@ export class ProfileRegistry {
   }
 }
 
-function pickersOf(profile: ProfileSettings, settings: SchedulingSettings, random: Random): Picker[] {
-  const sessionBound: LoadBound = { epsilon: settings.balanceEpsilon, kappa: 0, floor: BALANCE_FLOOR };
-  const prefixBound: LoadBound = { epsilon: settings.prefix.epsilon, kappa: settings.prefix.kappa, floor: BALANCE_FLOOR, creditFloorOnly: true };
-  const walks = profile.affinity.map((kind) =>
-    kind === 'session'
-      ? new BoundedWalkPicker(new SessionRendezvousScorer(), sessionBound)
-      : new BoundedWalkPicker(new PrefixAffinityScorer({ spread: settings.prefix.spread, minReuse: settings.prefix.minReuse, fullCreditTokens: 8_192 }), prefixBound),
-  );
-  const final =
-    profile.picker === 'round-robin'
-      ? new RoundRobinPicker()
-      : new WeightedMaxPicker(
-          [
-            { scorer: loadScoreScorer, weight: profile.weights.load },
-            { scorer: kvUsageScorer, weight: profile.weights.kvUsage },
-          ],
-          random,
-          { sampleTwo: profile.powerOfTwoChoices },
-        );
+function pickersOf(name: string, profile: ProfileSettings, settings: SchedulingSettings, random: Random, plugins: PluginRegistry): Picker[] {
+  const walks = plugins.walks(name, profile.affinity, settings);
+  const scorers = plugins.weightedScorers(name, scorerRefsOf(name, profile));
+  const final = profile.picker === 'round-robin' ? new RoundRobinPicker() : new WeightedMaxPicker(scorers, random, { sampleTwo: profile.powerOfTwoChoices });
   return [...walks, final];
 }

@@ -3,8 +3,10 @@
  * rates 1). With a small weight beside the load score it breaks load ties
  * towards the engine with more cache room.
  */
+import { z } from 'zod';
 import type { Candidate } from '../candidate.ts';
 import type { PickContext, RatingScorer } from '../pick.ts';
+import type { ScorerPlugin } from '../plugin.ts';
 
 export const kvUsageScorer: RatingScorer = {
   name: 'kvUsage',
@@ -12,4 +14,11 @@ export const kvUsageScorer: RatingScorer = {
     const { candidates, pool, n } = context;
     for (let i = 0; i < n; i++) out[i] = 1 - (candidates[pool[i] as number] as T).kvCacheUsage;
   },
+};
+
+/** `kv-usage`: no parameters. */
+export const kvUsagePlugin: ScorerPlugin<Record<string, never>> = {
+  name: 'kv-usage',
+  parameters: z.strictObject({}),
+  create: () => kvUsageScorer,
 };

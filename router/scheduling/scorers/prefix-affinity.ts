@@ -21,9 +21,12 @@
  * restarts (its conversations miss once each), and every replica computes
  * the same order from the same request.
  */
+import { z } from 'zod';
 import { mix32 } from '../../load/hash.ts';
 import type { Candidate, RequestFacts } from '../candidate.ts';
+import { BALANCE_FLOOR } from '../load-bound.ts';
 import type { OrderingScorer, PickContext } from '../pick.ts';
+import type { AffinityPlugin } from '../plugin.ts';
 import { ensureFloat64, ensureUint32, topKInto } from '../select.ts';
 
 /** Settings of the prefix-affinity order. */
@@ -117,3 +120,28 @@ export class PrefixAffinityScorer implements OrderingScorer {
     return out;
   }
 }
+
+const prefixParameters = z.strictObject({
+  epsilon: z.number().min(0).optional().describe('Load bound headroom over the mean load score (default: routing.prefix.epsilon).'),
+  kappa: z.number().min(0).optional().describe('Extra headroom per unit of cache credit (default: routing.prefix.kappa).'),
+  spread: z.number().min(1).optional().describe('Engines per prefix group per unit of traffic share x fleet size (default: routing.prefix.spread).'),
+  minReuse: z.number().min(0).max(1).optional().describe('Share of reusable prompt tokens below which new prompts go by load (default: routing.prefix.minReuse).'),
+});
+
+/**
+ * `prefix`: a walk of the prompt's two-level rendezvous order. The balance
+ * floor holds only for a candidate with cache credit: a prompt nothing is
+ * cached for has no reason to stay on a busier engine.
+ */
+export const prefixAffinityPlugin: AffinityPlugin<z.output<typeof prefixParameters>> = {
+  name: 'prefix',
+  parameters: prefixParameters,
+  create: (parameters, defaults) => ({
+    scorer: new PrefixAffinityScorer({
+      spread: parameters.spread ?? defaults.prefix.spread,
+      minReuse: parameters.minReuse ?? defaults.prefix.minReuse,
+      fullCreditTokens: PREFIX_AFFINITY_DEFAULTS.fullCreditTokens,
+    }),
+    bound: { epsilon: parameters.epsilon ?? defaults.prefix.epsilon, kappa: parameters.kappa ?? defaults.prefix.kappa, floor: BALANCE_FLOOR, creditFloorOnly: true },
+  }),
+};

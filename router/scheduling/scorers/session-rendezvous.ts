@@ -4,9 +4,12 @@
  * and when an endpoint joins or leaves only the keys whose top choice it is
  * (about 1/N) move. Applies only to requests with a session key.
  */
+import { z } from 'zod';
 import { hashString, mix32 } from '../../load/hash.ts';
 import type { Candidate, RequestFacts } from '../candidate.ts';
+import { BALANCE_FLOOR } from '../load-bound.ts';
 import type { OrderingScorer, PickContext } from '../pick.ts';
+import type { AffinityPlugin } from '../plugin.ts';
 import { ensureUint32, topKInto } from '../select.ts';
 
 export class SessionRendezvousScorer implements OrderingScorer {
@@ -31,3 +34,17 @@ export class SessionRendezvousScorer implements OrderingScorer {
     return count;
   }
 }
+
+const sessionParameters = z.strictObject({
+  epsilon: z.number().min(0).optional().describe('Load bound headroom over the mean load score (default: routing.balanceEpsilon).'),
+});
+
+/** `session`: a walk of the session key's rendezvous order; a conversation stays home up to (1 + epsilon) x the mean load, never below the balance floor. */
+export const sessionAffinityPlugin: AffinityPlugin<z.output<typeof sessionParameters>> = {
+  name: 'session',
+  parameters: sessionParameters,
+  create: (parameters, defaults) => ({
+    scorer: new SessionRendezvousScorer(),
+    bound: { epsilon: parameters.epsilon ?? defaults.balanceEpsilon, kappa: 0, floor: BALANCE_FLOOR },
+  }),
+};
