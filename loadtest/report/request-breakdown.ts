@@ -27,6 +27,11 @@ const WRITE_FUNCTIONS = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'wr
 const PARSER_FUNCTIONS = new Set(['parserOnHeadersComplete', 'parserOnHeaders', 'parserOnBody', 'parserOnMessageComplete', 'execute', 'onParserExecute', 'onParserExecuteCommon']);
 const ACCEPT_FUNCTIONS = new Set(['onconnection', 'connectionListener', 'connectionListenerInternal']);
 
+/** The request hooks that enrich a request's facts (and learn after the decision) count with classify. */
+const CLASSIFY_HOOKS = /\/router\/request\/(request-hooks|session-assignment-hook|prefix-facts-hook|response-pin-hook)\.ts/;
+/** The prefix group and response pin tables count with scheduling's state, as the load view does. */
+const ROUTING_TABLES = /\/router\/request\/(prefix-groups|response-pins)\.ts/;
+
 /** The stage `frame` belongs to, or undefined when it is none's (the caller's stage then counts). */
 export function stageOf(frame: Frame): Stage | undefined {
   const { functionName: name, url } = frame;
@@ -35,8 +40,8 @@ export function stageOf(frame: Frame): Stage | undefined {
   if (WRITE_FUNCTIONS.has(name)) return 'write';
   if (url.includes('/prom-client/') || url.includes('/router/metrics/')) return 'metrics';
   if (url.includes('/router/proxy/headers.ts')) return 'headers';
-  if (url.includes('/router/request/classify.ts') || url.includes('/router/scheduling/prefix-keys.ts') || url.includes('/router/scheduling/priority.ts')) return 'classify';
-  if (url.includes('/router/admission/') || url.includes('/router/scheduling/') || url.includes('/router/load/')) return 'schedule';
+  if (url.includes('/router/request/classify.ts') || CLASSIFY_HOOKS.test(url) || url.includes('/router/scheduling/prefix-keys.ts') || url.includes('/router/scheduling/priority.ts')) return 'classify';
+  if (url.includes('/router/admission/') || url.includes('/router/scheduling/') || url.includes('/router/load/') || ROUTING_TABLES.test(url)) return 'schedule';
   if (url.includes('/router/request/') && !url.endsWith('/lifecycle.ts')) return 'read body';
   if (url.includes('/undici/')) return 'upstream client';
   if (PARSER_FUNCTIONS.has(name) || url === 'node:_http_common') return 'parse';

@@ -11,8 +11,6 @@ import { ShedLog } from '../admission/shed-log.ts';
 import type { Config } from '../config/schema.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { LoadView } from '../load/load-view.ts';
-import { PrefixGroups } from '../load/prefix-groups.ts';
-import { ResponsePins } from '../load/response-pins.ts';
 import type { Logger } from '../log.ts';
 import type { RouterMetrics } from '../metrics/metrics.ts';
 import { Forwarder } from '../proxy/forwarder.ts';
@@ -21,7 +19,13 @@ import { AccessLog } from '../request/access-log.ts';
 import { BodyReader } from '../request/body-reader.ts';
 import { Classifier } from '../request/classify.ts';
 import { RequestLifecycle } from '../request/lifecycle.ts';
-import type { RequestTracer } from '../request/request-trace.ts';
+import { PrefixFactsHook } from '../request/prefix-facts-hook.ts';
+import { PrefixGroups } from '../request/prefix-groups.ts';
+import { RequestHooks, type RequestHook } from '../request/request-hooks.ts';
+import { spanEnd, type RequestTracer } from '../request/request-trace.ts';
+import { ResponsePinHook } from '../request/response-pin-hook.ts';
+import { ResponsePins } from '../request/response-pins.ts';
+import { SessionAssignmentHook } from '../request/session-assignment-hook.ts';
 import { SlowBodyWatch } from '../request/slow-body-watch.ts';
 import { TenantGate } from '../request/tenant-gate.ts';
 import { answerer } from '../server/traffic-listener.ts';
@@ -75,7 +79,14 @@ export function buildRequestPath(config: Config, deps: RequestPathDeps): Request
       ...config.server,
       promptPrefixBytes: scheduling.profiles.anyUsesPrefix ? config.routing.prefix.prefixBytes : 0,
     }),
-    classifier: classifier(config, deps),
+    classifier: new Classifier({
+      models: deps.view,
+      sessionHeader: config.routing.sessionHeader,
+      sessionFromUser: config.routing.sessionFromUser,
+      sessionNames: deps.secrets.sessionNames,
+      defaultModel: config.routing.defaultModel,
+    }),
+    hooks: requestHooks(config, deps),
     tenants,
     tenantCacheSalt: config.auth.tenantCacheSalt,
     forward: (request) => forwarder.forward(request),
@@ -87,7 +98,6 @@ export function buildRequestPath(config: Config, deps: RequestPathDeps): Request
       countShed: (reason, priority) => metrics.countShed(reason, priority),
     },
     requestIdHeader: config.requestIdHeader,
-    accessLog: new AccessLog(config.accessLog, deps.accessLogOut),
     tracer: deps.tracer,
     warn: (fields, message) => deps.logger.warn(fields, message),
   });
@@ -148,21 +158,25 @@ function forwarderFor(config: Config, deps: RequestPathDeps): Forwarder {
   });
 }
 
-/** Works out each request's model, session and prefix keys, and the engine a session or response is pinned to. */
-function classifier(config: Config, deps: RequestPathDeps): Classifier {
+/**
+ * The request hooks, in the order they run at each point. The response pin comes first, so
+ * a request continuing another tenant's response is refused before a session lookup goes to
+ * Redis; prefix facts record before the session's assignment is stored, and the access line
+ * is written before the span ends. A hook with nothing to do here is not registered at all.
+ */
+function requestHooks(config: Config, deps: RequestPathDeps): RequestHooks {
   const { profiles } = deps.scheduling;
-  return new Classifier({
-    models: deps.view,
-    sessionHeader: config.routing.sessionHeader,
-    sessionFromUser: config.routing.sessionFromUser,
-    sessionNames: deps.secrets.sessionNames,
-    defaultModel: config.routing.defaultModel,
-    usesPrefix: (model) => profiles.usesPrefix(model),
-    groups: new PrefixGroups({ maxGroups: config.routing.prefix.maxGroups }),
-    pins: new ResponsePins(),
-    sessions: deps.shared.redis?.sessions,
-    now: Date.now,
-  });
+  const hooks: RequestHook[] = [
+    new ResponsePinHook(new ResponsePins()),
+    new PrefixFactsHook({ usesPrefix: (model) => profiles.usesPrefix(model), groups: new PrefixGroups({ maxGroups: config.routing.prefix.maxGroups }), now: Date.now }),
+  ];
+  // Without Redis, rendezvous hashing keeps sessions together: nothing to look up or store.
+  const sessions = deps.shared.redis?.sessions;
+  if (sessions !== undefined) hooks.push(new SessionAssignmentHook(sessions));
+  const accessLog = new AccessLog(config.accessLog, deps.accessLogOut);
+  if (accessLog.enabled) hooks.push(accessLog);
+  if (deps.tracer !== undefined) hooks.push(spanEnd);
+  return new RequestHooks(hooks);
 }
 
 /** The authentication and quota stages, counted in the shared-state metrics; undefined without API keys. */

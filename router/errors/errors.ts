@@ -65,7 +65,7 @@ const SPECS: Readonly<Record<ErrorCode, ErrorSpec>> = {
   SWITCHYARD_BAD_REQUEST: { status: 400, type: 'invalid_request_error' },
   SWITCHYARD_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },
   SWITCHYARD_NOT_FOUND: { status: 404, type: 'not_found_error' },
-  // A `previous_response_id` another tenant's request stored (router/load/response-pins.ts): answered
+  // A `previous_response_id` another tenant's request stored (router/request/response-pins.ts): answered
   // as vLLM answers an id it does not hold (its type too), and never forwarded.
   SWITCHYARD_RESPONSE_NOT_FOUND: { status: 404, type: 'invalid_request_error' },
   SWITCHYARD_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },

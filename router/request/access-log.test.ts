@@ -38,3 +38,21 @@ describe('access log lines', () => {
     assert.deepEqual(collect('off', RECORD), []);
   });
 });
+
+describe('access log as a request hook', () => {
+  it("writes a request's line when it is over, and wants records only when on", () => {
+    const lines: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const log = new AccessLog('text', out);
+    assert.equal(log.wantsRecord(), true);
+    log.over(RECORD);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', / 200 \/v1\/chat\/completions model=llama-3 .* id=r-1\n$/);
+    assert.equal(new AccessLog('off', out).wantsRecord(), false);
+  });
+});

@@ -7,6 +7,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { AccessLogFormat } from '../config/schema.ts';
+import type { RequestHook } from './request-hooks.ts';
 
 /** What one request did, as the access log records it. Times in milliseconds. */
 export interface AccessRecord {
@@ -34,8 +35,8 @@ export interface AccessRecord {
   readonly bytes: number;
 }
 
-/** Writes access records; a no-op when off. */
-export class AccessLog {
+/** Writes access records; a no-op when off. As a request hook, writes each request's record once it is over. */
+export class AccessLog implements RequestHook {
   readonly enabled: boolean;
   readonly #format: AccessLogFormat;
   readonly #out: Writable;
@@ -50,6 +51,16 @@ export class AccessLog {
   write(record: AccessRecord): void {
     if (!this.enabled) return;
     this.#out.write(this.#format === 'json' ? jsonLine(record) : textLine(record));
+  }
+
+  /** Records are built for it only when it is on. */
+  wantsRecord(): boolean {
+    return this.enabled;
+  }
+
+  /** The request is over: its line. */
+  over(record: AccessRecord): void {
+    this.write(record);
   }
 }
 

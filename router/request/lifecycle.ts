@@ -2,7 +2,8 @@
  * One inference request through its named stages:
  *
  *   authentication → tenant quota → router-wide admission → read → classify
- *   → schedule, then queue or shed when no candidate is left → forward → settle
+ *   → prepare → schedule, then queue or shed when no candidate is left
+ *   → admitted → forward → settle → over
  *
  * Authentication, the tenant's quota (both only with API keys configured)
  * and router-wide admission (the router's own caps and event-loop pressure)
@@ -15,6 +16,10 @@
  * catch turns it into the answer, and settle runs exactly once either way.
  * HTTP matters (connections, routes, how an error is written and whether the
  * connection closes after it) stay with the listener, behind {@link Answerer}.
+ * What is not the lifecycle's own job (a session's shared assignment, prefix
+ * facts, response pins, the access log, the span's end) plugs in as request
+ * hooks at prepare, admitted, the answer's first bytes and over
+ * (request-hooks.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -25,7 +30,8 @@ import type { ForwardOutcome, ForwardRequest } from '../proxy/forwarder.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { requestPriority, type Priority } from '../scheduling/priority.ts';
-import type { AccessLog, AccessRecord } from './access-log.ts';
+import type { AccessRecord } from './access-log.ts';
+import type { RequestHooks } from './request-hooks.ts';
 import type { RequestTrace, RequestTracer } from './request-trace.ts';
 import type { BodyReader, ReadRequest } from './body-reader.ts';
 import { ClientGoneError } from './read-body.ts';
@@ -63,6 +69,8 @@ export interface LifecycleDeps {
   readonly admission: AdmissionControl<EndpointState>;
   readonly reader: BodyReader;
   readonly classifier: Classifier;
+  /** The request hooks, built once at composition: they run in registration order at each point. */
+  readonly hooks: RequestHooks;
   /** API keys and tenant quotas; undefined without `auth.apiKeysFile` (no authentication, no quotas). */
   readonly tenants?: Pick<TenantGate, 'admit'> | undefined;
   /** Set vLLM's `cache_salt` from the tenant on chat and completions bodies (`auth.tenantCacheSalt`; only with API keys). */
@@ -73,9 +81,7 @@ export interface LifecycleDeps {
   readonly answer: Answerer;
   readonly observer: LifecycleObserver;
   readonly requestIdHeader: string;
-  /** One line per request once it is over (off by default). */
-  readonly accessLog?: AccessLog | undefined;
-  /** A span per request (tracing on); undefined: none, and the client's trace context passes through. */
+  /** A span per request (tracing on); undefined: none, and the client's trace context passes through. Its end is a hook's (over). */
   readonly tracer?: RequestTracer | undefined;
   /** Warnings about one request; the fields always carry its `requestId`. */
   readonly warn?: ((fields: Record<string, unknown>, message: string) => void) | undefined;
@@ -134,11 +140,12 @@ export class RequestLifecycle {
     try {
       // Stage: read (bounded body scan, within the body budget).
       const body = await read.body();
-      // Stage: classify (model, session and prefix keys, pinned engine; a session's shared assignment).
-      let facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length, access?.tenant);
+      // Stages: classify (model, session name), then the hooks' prepare (pinned engine, prefix facts; a session's shared assignment).
+      const facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length, access?.tenant);
+      const preparing = deps.hooks.prepare(facts, body.facts, access?.tenant);
+      if (preparing !== undefined) await preparing;
+      // Labelled once prepared: a request a hook refuses counts as `unknown`, as one classify refuses.
       modelLabel = facts.model;
-      const lookup = deps.classifier.lookUpAssignment(facts);
-      if (lookup !== undefined) facts = await lookup;
       // Stages: schedule, then queue or shed when no candidate is left.
       const scheduling = performance.now();
       let attempts: readonly EndpointState[];
@@ -149,7 +156,7 @@ export class RequestLifecycle {
       } finally {
         queueMs = performance.now() - scheduling;
       }
-      deps.classifier.admitted(facts, attempts[0] as EndpointState);
+      deps.hooks.admitted(facts, attempts[0] as EndpointState);
       // The one rewrite of a body: the tenant's cache_salt, so tenants never share (or time) engine cache blocks.
       const bytes =
         access !== undefined && deps.tenantCacheSalt === true && route.body === 'json' && SALTED_ROUTES.has(route.path)
@@ -185,10 +192,9 @@ export class RequestLifecycle {
     }
   }
 
-  /** A request is over: its access line, and the end of its span. */
+  /** A request is over: the hooks' over (its access line, the end of its span). */
   #over(record: AccessRecord, trace: RequestTrace | undefined): void {
-    if (this.#deps.accessLog?.enabled === true) this.#deps.accessLog.write(record);
-    trace?.end(record, performance.now());
+    this.#deps.hooks.over(record, trace);
   }
 
   /** Bookkeeping once the upstream exchange is over: the access line, and a warning when an engine's failure reached the client. */
@@ -201,8 +207,8 @@ export class RequestLifecycle {
     if (outcome.failure !== undefined && outcome.failure !== 'client-abort') {
       this.#deps.warn?.({ requestId, endpoint, kind: outcome.failure, status: outcome.status, model: facts.model }, 'an engine failure reached the client');
     }
-    // Checked before the record is built: this runs for every forwarded request, and both are off by default.
-    if (this.#deps.accessLog?.enabled !== true && request.trace?.recording !== true) return;
+    // Checked before the record is built: this runs for every forwarded request, and the hooks that want it are off by default.
+    if (!this.#deps.hooks.wantsRecord(request.trace)) return;
     this.#over({
       requestId,
       route: request.route.path,
@@ -257,7 +263,6 @@ export class RequestLifecycle {
   }): void {
     const deps = this.#deps;
     const { route, req, facts } = request;
-    const answerReader = deps.classifier.answerReader(route.path, request.tenant);
     deps.forward({
       res: request.res,
       path: request.target,
@@ -272,7 +277,7 @@ export class RequestLifecycle {
       route: route.path,
       modelLabel: facts.model,
       arrivedAt: request.arrivedAt,
-      onAnswerBytes: answerReader === undefined ? undefined : (endpoint, chunk) => answerReader(endpoint.id, chunk),
+      onAnswerBytes: deps.hooks.answerReader(route.path, request.tenant),
       onDone: (outcome) => {
         request.settle();
         deps.inFlight.decrement();

@@ -7,6 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AccessRecord } from './access-log.ts';
+import type { RequestHook } from './request-hooks.ts';
 
 /** The start of one request's span. Times are `performance.now()` milliseconds. */
 export interface TraceStart {
@@ -43,3 +44,13 @@ export interface RequestTrace {
 export interface RequestTracer {
   start(request: TraceStart): RequestTrace;
 }
+
+/**
+ * Ends each request's span with its access record, as a request hook (over), registered only
+ * with a tracer. A request that reached an engine has its record built for the span only when
+ * the span is recording (sampled); one the router answered itself ends its span either way.
+ */
+export const spanEnd: RequestHook = {
+  wantsRecord: (trace) => trace?.recording === true,
+  over: (record, trace) => trace?.end(record, performance.now()),
+};

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FOREIGN, ResponsePins } from '../load/response-pins.ts';
+import { FOREIGN, ResponsePins } from './response-pins.ts';
 import { ResponseIdSearch, responseIdIn } from './response-id.ts';
 
 describe('response id', () => {

@@ -1,7 +1,8 @@
 /**
  * Micro-benchmark of what prefix affinity adds to one request: the canonical
- * prompt prefix in the body scan, then classify (prefix keys, group table
- * read) + schedule + the group table record, against the same request
+ * prompt prefix in the body scan, then classify and the request hooks'
+ * prepare (prefix keys, group table read) + schedule + their admitted (the
+ * group table record), against the same request
  * scheduled by `auto` (keyless: least-load) in the same run. Chat bodies of
  * 1 KB, 32 KB and 200 KB (multi-turn conversations, 256 distinct ones per
  * size), 8 and 500 endpoints.
@@ -13,10 +14,13 @@
  */
 import assert from 'node:assert/strict';
 import { LoadView } from '../../../router/load/load-view.ts';
-import { PrefixGroups } from '../../../router/load/prefix-groups.ts';
-import { ResponsePins } from '../../../router/load/response-pins.ts';
 import { Classifier } from '../../../router/request/classify.ts';
 import { JsonBodyScanner } from '../../../router/request/json-body-scanner.ts';
+import { PrefixFactsHook } from '../../../router/request/prefix-facts-hook.ts';
+import { PrefixGroups } from '../../../router/request/prefix-groups.ts';
+import { RequestHooks } from '../../../router/request/request-hooks.ts';
+import { ResponsePinHook } from '../../../router/request/response-pin-hook.ts';
+import { ResponsePins } from '../../../router/request/response-pins.ts';
 import type { BodyFacts } from '../../../router/request/routing-facts.ts';
 import { ProfileRegistry } from '../../../router/scheduling/profiles/presets.ts';
 import { Scheduler } from '../../../router/scheduling/scheduler.ts';
@@ -95,17 +99,18 @@ for (const size of [1_024, 32 * 1_024, 200 * 1_024]) {
         sessionFromUser: true,
         sessionNames: SessionNames.derivedFrom('switchyard:'),
         defaultModel: undefined,
-        usesPrefix: (model) => profiles.usesPrefix(model),
-        groups: new PrefixGroups(),
-        pins: new ResponsePins(),
-        now: Date.now,
       });
+      const hooks = new RequestHooks([
+        new ResponsePinHook(new ResponsePins()),
+        new PrefixFactsHook({ usesPrefix: (model) => profiles.usesPrefix(model), groups: new PrefixGroups(), now: Date.now }),
+      ]);
       return time((i) => {
         const body = facts[i % CONVERSATIONS] as BodyFacts;
         const requestFacts = classifier.classify({}, body, size, undefined);
+        assert.equal(hooks.prepare(requestFacts, body, undefined), undefined);
         const schedule = scheduler.schedule(requestFacts);
         assert.equal(schedule.kind, 'admit');
-        classifier.admitted(requestFacts, schedule.attempts[0] as { id: string });
+        hooks.admitted(requestFacts, schedule.attempts[0] as { id: string });
       });
     };
     const prefix = decide('prefix-affinity', factsOn);

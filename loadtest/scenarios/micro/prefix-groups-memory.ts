@@ -1,5 +1,5 @@
 /**
- * Memory of the prefix group table (router/load/prefix-groups.ts) under a
+ * Memory of the prefix group table (router/request/prefix-groups.ts) under a
  * flood of distinct conversations: peer routers' prefix indexes grew
  * without bound (a trie past 16 GB), this one must stay at `maxGroups`.
  *
@@ -16,7 +16,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { PREFIX_GROUP_DEFAULTS, PrefixGroups, type GroupKeys } from '../../../router/load/prefix-groups.ts';
+import { PREFIX_GROUP_DEFAULTS, PrefixGroups, type GroupKeys } from '../../../router/request/prefix-groups.ts';
 
 const { values } = parseArgs({ options: { conversations: { type: 'string', default: '10000000' }, models: { type: 'string', default: '16' }, json: { type: 'string' } } });
 const CONVERSATIONS = Number(values.conversations);
