@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
-import type { RetryReason } from '../metrics/metrics.ts';
+import type { RetryReason } from '../metrics/label-values.ts';
 import type { AuthorizationRule } from './headers.ts';
 import type { RetryBudget } from './retry-budget.ts';
 import type { FailureClass } from './upstream-failure.ts';

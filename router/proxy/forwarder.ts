@@ -19,7 +19,7 @@ import { sendError } from '../errors/error-answer.ts';
 import { firstHeaderValue } from '../header-value.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
-import type { RetryReason } from '../metrics/metrics.ts';
+import type { RetryReason } from '../metrics/label-values.ts';
 import type { ForwardRequest, ForwarderDeps } from './forward-contracts.ts';
 import { authorizationValue, downstreamResponseHeaders } from './headers.ts';
 import { DeadlineQueue, type Deadline } from './deadline-queue.ts';
