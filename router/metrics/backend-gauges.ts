@@ -6,6 +6,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { EndpointView } from '../load/endpoint-view.ts';
+import { SAFE_START_PHASES, type SafeStartPhase } from '../load/safe-start.ts';
 
 /** One endpoint's live values, read at scrape time (contracts on {@link EndpointView}). */
 export interface BackendGauges extends Pick<EndpointView, 'id' | 'inFlight' | 'stale' | 'estimatedWaiting' | 'loadScore' | 'ejected'> {
@@ -13,7 +14,7 @@ export interface BackendGauges extends Pick<EndpointView, 'id' | 'inFlight' | 's
   /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
   readonly concurrencyLimit?: number | undefined;
   /** Where the safe-start limit is (unknown capacity only); undefined: none. */
-  readonly safeStartPhase?: 'slow-start' | 'probing' | 'learned' | undefined;
+  readonly safeStartPhase?: SafeStartPhase | undefined;
   /** Ms since the last successful scrape (since joining while none succeeded); undefined: no series. */
   readonly scrapeAgeMs?: number | undefined;
   /** Ready, not draining, and serving a known model (ejection aside); undefined: no series. */
@@ -28,9 +29,6 @@ interface BackendGaugeSpec {
   readonly help: string;
   readonly value: (b: BackendGauges) => number | undefined;
 }
-
-/** The safe-start phases in the order of their gauge values. */
-const SAFE_START_PHASES = ['slow-start', 'probing', 'learned'] as const;
 
 const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
   { name: 'switchyard_backend_in_flight_requests', help: 'Requests the router has open to each endpoint.', value: (b) => b.inFlight },

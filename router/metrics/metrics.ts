@@ -23,7 +23,7 @@ import { registerBackendGauges, type BackendGauges } from './backend-gauges.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
 import { BACKGROUND_TASKS, PROCESS_FAILURES, RETRY_REASONS, SHARED_STATE_TASKS, SHED_REASONS, listLabelValues, type BackgroundTask, type RetryReason, type ShedReason } from './label-values.ts';
 
-// Part of the router metrics' surface: the composition root counts background failures by these names.
+// Part of this module's surface: what MetricsSources yields, and the names background failures are counted by.
 export type { BackendGauges } from './backend-gauges.ts';
 export type { BackgroundTask } from './label-values.ts';
 
