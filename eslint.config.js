@@ -91,6 +91,19 @@ const NO_LOADTEST = {
   group: ['**/loadtest/**'],
   message: 'router/ and discovery/ code must not import loadtest/ statically: `switchyard serve` never loads it. Load it with a dynamic import() on the command that needs it (sim, bench, demo).',
 };
+/**
+ * Size limits (docs/architecture.md, "Size limits"): a product file in router/ or discovery/ stays
+ * within MAX_FILE_LINES lines, counted as `wc -l` counts them (blank lines and comments included), so
+ * a module that outgrows its one job gets split instead of scrolled. Classes stay within 300 lines;
+ * tests/kit/size-limits.test.ts checks those, since no core ESLint rule measures a class.
+ */
+const MAX_FILE_LINES = 400;
+/** Product files allowed past MAX_FILE_LINES, each with the reason. */
+const OVERSIZED_FILES = [
+  // One state machine that reads best in one piece; its header says why.
+  'router/request/json-body-scanner.ts',
+];
+
 /** @param {string} name @param {string[]} allowed */
 function boundary(name, allowed) {
   allowed = allowed.filter((module) => module !== name);
@@ -168,6 +181,11 @@ export default tseslint.config(
     files: ['loadtest/**/*.ts', 'charts/**/*.ts'],
     ignores: TEST_FILES,
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_TESTS] }] },
+  },
+  {
+    files: ['router/**/*.ts', 'discovery/**/*.ts'],
+    ignores: [...TEST_FILES, ...OVERSIZED_FILES],
+    rules: { 'max-lines': ['error', { max: MAX_FILE_LINES, skipBlankLines: false, skipComments: false }] },
   },
   {
     // Module boundaries: see MODULE_TARGETS. First every router/ and discovery/ file (loadtest and

@@ -8,6 +8,7 @@
  */
 import { SwitchyardError } from '../errors/errors.ts';
 import type { EndpointView } from '../load/endpoint-view.ts';
+import type { ShedReason as AnyShedReason } from '../metrics/label-values.ts';
 import type { DecisionOutcome, RequestFacts } from '../scheduling/candidate.ts';
 import type { Schedule } from '../scheduling/profiles/profile.ts';
 import type { Priority } from '../scheduling/priority.ts';
@@ -15,8 +16,8 @@ import { pressureReason, type PressureGauges, type PressureLimits, type Pressure
 import { retryAfterSeconds, wholeRetrySeconds, type DrainInputs } from './retry-after.ts';
 import type { WaitQueue } from './wait-queue.ts';
 
-/** Why a request was shed; the `reason` label of the shed metric. */
-export type ShedReason = PressureReason | 'saturated' | 'queue_full' | 'queue_timeout';
+/** Why admission sheds a request: any shed reason but `body_budget`, which the request's body reader gives. */
+export type ShedReason = Exclude<AnyShedReason, 'body_budget'>;
 
 /** What admission records. */
 export interface AdmissionObserver {

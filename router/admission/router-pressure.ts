@@ -5,6 +5,7 @@
  * priority is shed first.
  */
 import { readFileSync } from 'node:fs';
+import type { PressureReason } from '../metrics/label-values.ts';
 import { PRIORITY_LIMITS, type Priority } from '../scheduling/priority.ts';
 
 /** Router-wide limits. */
@@ -23,8 +24,8 @@ export interface PressureGauges {
   readonly lagMs: number;
 }
 
-/** Why a request was shed before routing. */
-export type PressureReason = 'in_flight_cap' | 'connection_cap' | 'event_loop_lag';
+/** Why a request was shed before routing (its values: PRESSURE_REASONS, router/metrics/label-values.ts). */
+export type { PressureReason };
 
 /** The first limit `gauges` break for a request of `priority`, if any. */
 export function pressureReason(limits: PressureLimits, gauges: PressureGauges, priority: Priority): PressureReason | undefined {

@@ -68,9 +68,11 @@ export interface SafeStartSettings {
  * Where the limit is: `slow-start` (grows on every fast first byte and each
  * scrape), `probing` (after a backoff: grows at scrapes only), `learned`
  * (a scrape showed the engine full: the limit follows scrapes and learned
- * capacity).
+ * capacity). In this order, the values of `switchyard_backend_safe_start_phase`.
  */
-export type SafeStartPhase = 'slow-start' | 'probing' | 'learned';
+export const SAFE_START_PHASES = ['slow-start', 'probing', 'learned'] as const;
+/** One of {@link SAFE_START_PHASES}. */
+export type SafeStartPhase = (typeof SAFE_START_PHASES)[number];
 
 /**
  * Which evidence last moved the limit: a fast stream start (`first-byte`), a

@@ -16,8 +16,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EndpointView } from '../load/endpoint-view.ts';
 import { UPSTREAM_FAILURE_KINDS, type UpstreamFailureKind } from '../load/upstream-failure-kinds.ts';
+import { DECISION_OUTCOMES, type DecisionOutcome } from '../scheduling/candidate.ts';
+import type { Priority } from '../scheduling/priority.ts';
 import { VERSION } from '../version.ts';
+import { registerBackendGauges, type BackendGauges } from './backend-gauges.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
+import { BACKGROUND_TASKS, PROCESS_FAILURES, RETRY_REASONS, SHARED_STATE_TASKS, SHED_REASONS, listLabelValues, type BackgroundTask, type RetryReason, type ShedReason } from './label-values.ts';
+
+// Part of this module's surface: what MetricsSources yields, and the names background failures are counted by.
+export type { BackendGauges } from './backend-gauges.ts';
+export type { BackgroundTask } from './label-values.ts';
 
 /** prom-client default metrics that read NaN or a sentinel when scraped twice within one sampling tick. */
 const EMPTY_WINDOW_LAG_METRICS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((stat) => `nodejs_eventloop_lag_${stat}_seconds`);
@@ -42,21 +50,6 @@ export const E2E_BUCKETS_S = [
  */
 export type MetricBackend = Pick<EndpointView, 'id' | 'present'>;
 
-/** One endpoint's live values, read at scrape time (contracts on {@link EndpointView}). */
-export interface BackendGauges extends Pick<EndpointView, 'id' | 'inFlight' | 'stale' | 'estimatedWaiting' | 'loadScore' | 'ejected'> {
-  readonly scraped: { readonly waiting: number; readonly running: number; readonly kvCacheUsage: number | undefined } | undefined;
-  /** Safe-start limit on requests open to it (unknown capacity only); undefined: none. */
-  readonly concurrencyLimit?: number | undefined;
-  /** Where the safe-start limit is (unknown capacity only); undefined: none. */
-  readonly safeStartPhase?: 'slow-start' | 'probing' | 'learned' | undefined;
-  /** Ms since the last successful scrape (since joining while none succeeded); undefined: no series. */
-  readonly scrapeAgeMs?: number | undefined;
-  /** Ready, not draining, and serving a known model (ejection aside); undefined: no series. */
-  readonly routable?: boolean | undefined;
-  /** The endpoint as its source describes it: the models it serves (undefined while unknown). */
-  readonly endpoint?: { readonly models: readonly string[] | undefined } | undefined;
-}
-
 /** Read-only facts the metrics need from the rest of the router at scrape time. */
 export interface MetricsSources {
   /** Every current endpoint (call after refreshing the load view's clock). */
@@ -73,68 +66,7 @@ export interface MetricsSources {
   bufferedBodyBytes(): number;
 }
 
-/** A gauge per backend, filled from {@link MetricsSources.backends} at scrape time. */
-interface BackendGaugeSpec {
-  readonly name: string;
-  readonly help: string;
-  readonly value: (b: BackendGauges) => number | undefined;
-}
-
-/** The safe-start phases in the order of their gauge values. */
-const SAFE_START_PHASES = ['slow-start', 'probing', 'learned'] as const;
-
-const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
-  { name: 'switchyard_backend_in_flight_requests', help: 'Requests the router has open to each endpoint.', value: (b) => b.inFlight },
-  { name: 'switchyard_backend_engine_waiting_requests', help: "The engine's vllm:num_requests_waiting at the last successful scrape (summed over models and engines).", value: (b) => b.scraped?.waiting },
-  { name: 'switchyard_backend_engine_running_requests', help: "The engine's vllm:num_requests_running at the last successful scrape.", value: (b) => b.scraped?.running },
-  { name: 'switchyard_backend_kv_cache_usage_ratio', help: "The engine's KV-cache usage (0-1) at the last successful scrape.", value: (b) => b.scraped?.kvCacheUsage },
-  { name: 'switchyard_backend_scrape_stale', help: '1 when the last successful scrape is older than scrape.maxAgeMs (routing uses in-flight counts then).', value: (b) => (b.stale ? 1 : 0) },
-  { name: 'switchyard_backend_estimated_waiting_requests', help: 'Requests estimated to be queued at the engine (drives saturation).', value: (b) => b.estimatedWaiting },
-  { name: 'switchyard_backend_load_score', help: 'Outstanding work over capacity (drives ranking; 1 = full).', value: (b) => b.loadScore },
-  { name: 'switchyard_backend_ejected', help: '1 while the endpoint is ejected after repeated failures.', value: (b) => (b.ejected ? 1 : 0) },
-  {
-    name: 'switchyard_backend_concurrency_limit',
-    help: 'Safe-start limit on the requests this router keeps open to an endpoint of unknown capacity (no series once capacity is configured or the safe start is off).',
-    value: (b) => b.concurrencyLimit,
-  },
-  {
-    name: 'switchyard_backend_safe_start_phase',
-    help: "Where the safe-start limit of an endpoint of unknown capacity is: 0 slow start (grows on fast stream starts and quiet scrapes), 1 probing (after a backoff: grows at scrapes only), 2 learned (a queue showed its capacity); no series once capacity is configured or the safe start is off. /debug/endpoints says which evidence last moved the limit.",
-    value: (b) => (b.safeStartPhase === undefined ? undefined : SAFE_START_PHASES.indexOf(b.safeStartPhase)),
-  },
-  {
-    name: 'switchyard_backend_scrape_age_seconds',
-    help: "Seconds since the last successful scrape of the engine's /metrics (since the endpoint joined while none succeeded yet).",
-    value: (b) => (b.scrapeAgeMs === undefined ? undefined : b.scrapeAgeMs / 1000),
-  },
-  { name: 'switchyard_backend_routable', help: '1 while the endpoint is ready, not draining and serves a known model (ejection aside); 0 otherwise.', value: (b) => (b.routable === undefined ? undefined : b.routable ? 1 : 0) },
-];
-
-/**
- * Per model any endpoint in the set serves: how many of its endpoints can
- * take its requests now (routable and not ejected). A model whose every
- * endpoint is not ready, draining or ejected reads 0 (alerts page on it);
- * one no endpoint claims any more has no series.
- */
-function readyEndpointsByModel(backends: Iterable<BackendGauges>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const b of backends) {
-    const ready = b.routable === true && !b.ejected ? 1 : 0;
-    for (const model of b.endpoint?.models ?? []) counts.set(model, (counts.get(model) ?? 0) + ready);
-  }
-  return counts;
-}
-
-/** Why a retry happened; metric label values. */
-export type RetryReason = 'connect' | 'reset';
-
 /** All metrics of one router process. */
-/** The `task` values of `switchyard_background_failures_total`: the shared state's background tasks and the process-level net. */
-export const BACKGROUND_TASKS = ['fleet_publish', 'safe_start_share', 'quota_refresh', 'session_write', 'unhandled_rejection', 'uncaught_exception'] as const;
-
-/** One of {@link BACKGROUND_TASKS}. */
-export type BackgroundTask = (typeof BACKGROUND_TASKS)[number];
-
 export class RouterMetrics {
   readonly registry = new Registry();
   // Written on every request: cells, not prom-client's children (see cell-metrics.ts).
@@ -194,13 +126,13 @@ export class RouterMetrics {
     });
     this.#upstreamErrors = new Counter({
       name: 'switchyard_upstream_errors_total',
-      help: 'Upstream failures by endpoint and kind (connect, reset, timeout, midstream, status_5xx).',
+      help: `Upstream failures by endpoint and kind (${listLabelValues(UPSTREAM_FAILURE_KINDS)}).`,
       labelNames: ['backend', 'kind'],
       registers,
     });
     this.#retries = new Counter({
       name: 'switchyard_retries_total',
-      help: 'Requests retried on another endpoint, by the failure that caused the retry.',
+      help: `Requests retried on another endpoint, by the failure that caused the retry (${listLabelValues(RETRY_REASONS)}).`,
       labelNames: ['reason'],
       registers,
     });
@@ -224,13 +156,13 @@ export class RouterMetrics {
     });
     this.#decisions = new CellCounter({
       name: 'switchyard_policy_decisions_total',
-      help: 'Routing decisions by scheduling profile (policy) and outcome (affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned: a session kept on its shared assignment, placed: a new shared session placed by load, least_load, round_robin).',
+      help: `Routing decisions by scheduling profile (policy) and outcome: ${listLabelValues(DECISION_OUTCOMES, { assigned: 'a session kept on its shared assignment', placed: 'a new shared session placed by load' })}.`,
       labelNames: ['policy', 'outcome'],
       registry,
     });
     this.#shed = new Counter({
       name: 'switchyard_shed_total',
-      help: 'Requests shed with 429, by reason (saturated, queue_full, queue_timeout, in_flight_cap, connection_cap, event_loop_lag, body_budget) and priority.',
+      help: `Requests shed with 429, by reason (${listLabelValues(SHED_REASONS)}) and priority.`,
       labelNames: ['reason', 'priority'],
       registers,
     });
@@ -254,7 +186,7 @@ export class RouterMetrics {
     });
     this.#backgroundFailures = new Counter({
       name: 'switchyard_background_failures_total',
-      help: 'Failures nobody was waiting for, by task: a background task of the shared state (fleet_publish, quota_refresh, session_write), or the process-level net (unhandled_rejection, uncaught_exception). Logged and counted; the router keeps running. Any is a bug to report.',
+      help: `Failures nobody was waiting for, by task: a background task of the shared state (${listLabelValues(SHARED_STATE_TASKS)}), or the process-level net (${listLabelValues(PROCESS_FAILURES)}). Logged and counted; the router keeps running. Any is a bug to report.`,
       labelNames: ['task'],
       registers,
     });
@@ -276,32 +208,7 @@ export class RouterMetrics {
         },
       });
     }
-    for (const spec of BACKEND_GAUGES) {
-      new Gauge({
-        name: spec.name,
-        help: spec.help,
-        labelNames: ['backend'],
-        registers,
-        collect() {
-          // Rebuilt on every scrape, so departed endpoints leave no series behind.
-          this.reset();
-          for (const backend of sources.backends()) {
-            const value = spec.value(backend);
-            if (value !== undefined) this.set({ backend: backend.id }, value);
-          }
-        },
-      });
-    }
-    new Gauge({
-      name: 'switchyard_model_ready_endpoints',
-      help: 'Per model the endpoint set knows: endpoints that can take its requests now (ready, not draining, not ejected). 0: none can.',
-      labelNames: ['model'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [model, count] of readyEndpointsByModel(sources.backends())) this.set({ model }, count);
-      },
-    });
+    registerBackendGauges(registers, () => sources.backends());
     new Gauge({
       name: 'switchyard_build_info',
       help: 'Always 1; its labels name the running version and Node.js, so a rollout shows which replicas run what.',
@@ -358,18 +265,18 @@ export class RouterMetrics {
     if (backend.present) this.#ejections.labels(backend.id).inc();
   }
 
-  /** Counts a shed request. */
   /** `task` is one of {@link BACKGROUND_TASKS}, never request data. */
   countBackgroundFailure(task: BackgroundTask): void {
     this.#backgroundFailures.labels(task).inc();
   }
 
-  countShed(reason: string, priority: string): void {
+  /** Counts a shed request. */
+  countShed(reason: ShedReason, priority: Priority): void {
     this.#shed.labels(reason, priority).inc();
   }
 
   /** Counts a request that entered the router queue. */
-  countQueued(priority: string): void {
+  countQueued(priority: Priority): void {
     this.#queued.labels(priority).inc();
   }
 
@@ -384,7 +291,7 @@ export class RouterMetrics {
   }
 
   /** Counts a routing decision. */
-  countDecision(policy: string, outcome: string): void {
+  countDecision(policy: string, outcome: DecisionOutcome): void {
     this.#decisions.cell(policy, outcome).inc();
   }
 

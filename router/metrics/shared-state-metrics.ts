@@ -7,6 +7,20 @@
  * that runs alone on purpose.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { ASSIGNMENT_MOVES, type AssignmentMove } from '../scheduling/candidate.ts';
+import {
+  AUTH_FAILURE_REASONS,
+  BREAKER_STATES,
+  COMMAND_FAILURES,
+  QUOTA_LIMITS,
+  SESSION_LOOKUP_RESULTS,
+  listLabelValues,
+  type AuthFailureReason,
+  type BreakerState,
+  type CommandFailure,
+  type QuotaLimit,
+  type SessionLookupResult,
+} from './label-values.ts';
 
 /** Live values of the shared state, read at scrape time (only with Redis configured). */
 export interface SharedStateSources {
@@ -16,12 +30,6 @@ export interface SharedStateSources {
   /** Seconds since the last successful fleet read (since start-up before the first). */
   fleetLoadAgeSeconds(): number;
 }
-
-/** Why a session left its assigned engine; the `reason` label. */
-export type SessionMoveReason = 'saturated' | 'ejected' | 'gone';
-
-/** Where a session's assignment came from; the `result` label. */
-export type SessionLookupResult = 'cache' | 'redis' | 'miss' | 'unavailable';
 
 export class SharedStateMetrics {
   readonly #commandDuration: Histogram<'command'>;
@@ -44,37 +52,37 @@ export class SharedStateMetrics {
     });
     this.#failures = new Counter({
       name: 'switchyard_shared_state_failures_total',
-      help: 'Redis commands that got no answer, by command and kind (timeout, connection, server, breaker_open: not sent because the circuit breaker was open). The request went on with local state.',
+      help: `Redis commands that got no answer, by command and kind: ${listLabelValues(COMMAND_FAILURES, { server: 'Redis answered with an error', invalid_reply: 'an answer the caller does not accept', breaker_open: 'not sent because the circuit breaker was open' })}. The request went on with local state.`,
       labelNames: ['command', 'kind'],
       registers,
     });
     this.#breaker = new Counter({
       name: 'switchyard_shared_state_breaker_transitions_total',
-      help: 'Circuit breaker transitions of the Redis connection, by the state entered (open, half-open, closed).',
+      help: `Circuit breaker transitions of the Redis connection, by the state entered (${listLabelValues(BREAKER_STATES)}).`,
       labelNames: ['to'],
       registers,
     });
     this.#moves = new Counter({
       name: 'switchyard_session_moves_total',
-      help: 'Sessions moved off their assigned engine (shared assignments, Redis), by why the engine failed the scheduling filters: saturated, ejected, gone (left the set or stopped serving the model).',
+      help: `Sessions moved off their assigned engine (shared assignments, Redis), by why the engine failed the scheduling filters: ${listLabelValues(ASSIGNMENT_MOVES, { gone: 'left the set or stopped serving the model' })}.`,
       labelNames: ['reason'],
       registers,
     });
     this.#lookups = new Counter({
       name: 'switchyard_session_lookups_total',
-      help: "Session assignment lookups by result: cache (this replica's recent copy), redis, miss (no assignment yet), unavailable (Redis degraded: rendezvous hashing decides).",
+      help: `Session assignment lookups by result: ${listLabelValues(SESSION_LOOKUP_RESULTS, { cache: "this replica's recent copy", miss: 'no assignment yet', unavailable: 'Redis degraded: rendezvous hashing decides' })}.`,
       labelNames: ['result'],
       registers,
     });
     this.#quotaRejections = new Counter({
       name: 'switchyard_quota_rejections_total',
-      help: 'Requests refused with 429 for their tenant quota, by tenant and limit (rate, concurrency).',
+      help: `Requests refused with 429 for their tenant quota, by tenant and limit (${listLabelValues(QUOTA_LIMITS)}).`,
       labelNames: ['tenant', 'limit'],
       registers,
     });
     this.#authFailures = new Counter({
       name: 'switchyard_auth_failures_total',
-      help: 'Traffic-port requests refused with 401, by reason (missing, invalid).',
+      help: `Traffic-port requests refused with 401, by reason (${listLabelValues(AUTH_FAILURE_REASONS)}).`,
       labelNames: ['reason'],
       registers,
     });
@@ -86,15 +94,15 @@ export class SharedStateMetrics {
     this.#commandDuration.labels(command).observe(seconds);
   }
 
-  countFailure(command: string, kind: string): void {
+  countFailure(command: string, kind: CommandFailure): void {
     this.#failures.labels(command, kind).inc();
   }
 
-  countBreakerTransition(to: string): void {
+  countBreakerTransition(to: BreakerState): void {
     this.#breaker.labels(to).inc();
   }
 
-  countSessionMove(reason: SessionMoveReason): void {
+  countSessionMove(reason: AssignmentMove): void {
     this.#moves.labels(reason).inc();
   }
 
@@ -103,11 +111,11 @@ export class SharedStateMetrics {
   }
 
   /** `tenant` comes from the API keys file (a bounded, operator-chosen set). */
-  countQuotaRejection(tenant: string, limit: 'rate' | 'concurrency'): void {
+  countQuotaRejection(tenant: string, limit: QuotaLimit): void {
     this.#quotaRejections.labels(tenant, limit).inc();
   }
 
-  countAuthFailure(reason: 'missing' | 'invalid'): void {
+  countAuthFailure(reason: AuthFailureReason): void {
     this.#authFailures.labels(reason).inc();
   }
 }

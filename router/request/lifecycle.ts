@@ -26,7 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toSwitchyardError, type SwitchyardError } from '../errors/errors.ts';
 import type { AdmissionControl, Admitted } from '../admission/admission-control.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
-import type { ForwardOutcome, ForwardRequest } from '../proxy/forwarder.ts';
+import type { ForwardOutcome, ForwardRequest } from '../proxy/forward-contracts.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { requestPriority, type Priority } from '../scheduling/priority.ts';

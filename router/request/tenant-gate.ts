@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchyardError } from '../errors/errors.ts';
+import type { AuthFailureReason, QuotaLimit } from '../metrics/label-values.ts';
 import type { Priority } from '../scheduling/priority.ts';
 import type { QuotaOutcome, RateStatus, TenantLimits } from '../state/quota.ts';
 import type { ApiKeySet } from './api-keys.ts';
@@ -28,8 +29,8 @@ const OPEN_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health']
 
 /** What the gate reports. */
 export interface TenantGateObserver {
-  authFailed(reason: 'missing' | 'invalid'): void;
-  quotaRejected(tenant: string, limit: 'rate' | 'concurrency'): void;
+  authFailed(reason: AuthFailureReason): void;
+  quotaRejected(tenant: string, limit: QuotaLimit): void;
 }
 
 /** Collaborators of the {@link TenantGate}. */

@@ -68,21 +68,29 @@ export interface RequestFacts {
 }
 
 /** How a decision was reached; the `outcome` label of the decisions metric. */
-export type DecisionOutcome =
-  | 'least_load'
-  | 'round_robin'
-  | 'affinity_hit'
-  | 'affinity_spill'
-  | 'no_key_fallback'
-  | 'prefix_hit'
-  | 'prefix_spill'
-  | 'prefix_fallback'
-  | 'pinned'
-  | 'assigned'
-  | 'placed';
+export const DECISION_OUTCOMES = [
+  'affinity_hit',
+  'affinity_spill',
+  'no_key_fallback',
+  'prefix_hit',
+  'prefix_spill',
+  'prefix_fallback',
+  'pinned',
+  'assigned',
+  'placed',
+  'least_load',
+  'round_robin',
+] as const;
+/** One of {@link DECISION_OUTCOMES}. */
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
-/** Why a session left its shared assignment: the engine was saturated, ejected, or is no candidate any more. */
-export type AssignmentMove = 'saturated' | 'ejected' | 'gone';
+/**
+ * Why a session left its shared assignment: the engine was saturated, ejected, or is no candidate
+ * any more (gone); the `reason` label of the session-moves metric.
+ */
+export const ASSIGNMENT_MOVES = ['saturated', 'ejected', 'gone'] as const;
+/** One of {@link ASSIGNMENT_MOVES}. */
+export type AssignmentMove = (typeof ASSIGNMENT_MOVES)[number];
 
 /** Most candidates a decision returns: the first choice plus the retry list. */
 export const MAX_ORDERED = 8;

@@ -8,7 +8,7 @@
  * it in `switchyard_background_failures_total{task}`). The task's next run
  * goes ahead as scheduled.
  */
-import type { BackgroundTask } from '../metrics/metrics.ts';
+import type { BackgroundTask } from '../metrics/label-values.ts';
 
 /** Told of one failed run of a background task; must not throw. `task` is a short fixed name (a metric label). */
 export type TaskFailureReporter = (task: BackgroundTask, err: unknown) => void;

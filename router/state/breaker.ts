@@ -6,8 +6,9 @@
  * what keeps requests from each waiting out a command timeout.
  */
 
-/** The breaker's state; `half-open` lets one trial command through. */
-export type BreakerState = 'closed' | 'open' | 'half-open';
+import type { BreakerState } from '../metrics/label-values.ts';
+
+export type { BreakerState };
 
 /** Breaker tuning. */
 export interface BreakerSettings {

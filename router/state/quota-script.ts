@@ -15,6 +15,7 @@
  * made good by the next one, and the key expires with the replica's
  * heartbeat TTL, so a killed replica leaks nothing.
  */
+import type { QuotaLimit } from '../metrics/label-values.ts';
 import { LuaScript } from './shared-store.ts';
 
 /**
@@ -80,7 +81,7 @@ export function concurrencyKeyName(tenant: string, replicaId: string): string {
 /** The script's answer, decoded. */
 export type SharedQuotaAnswer =
   | { readonly allowed: true; readonly remaining: number | undefined; readonly resetMs: number }
-  | { readonly allowed: false; readonly limit: 'rate' | 'concurrency'; readonly retryAfterMs: number; readonly resetMs: number };
+  | { readonly allowed: false; readonly limit: QuotaLimit; readonly retryAfterMs: number; readonly resetMs: number };
 
 /** Decodes the script's reply; undefined for anything else (treated as no answer). */
 export function decodeQuotaAnswer(reply: unknown): SharedQuotaAnswer | undefined {

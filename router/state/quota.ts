@@ -23,6 +23,7 @@
  *   shared key mirrors and what the degraded limit checks.
  * - Releasing is fire-and-forget, exactly once per admitted request.
  */
+import type { QuotaLimit } from '../metrics/label-values.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
 import type { FleetMembership } from './fleet-membership.ts';
 import { gcraStep } from './gcra.ts';
@@ -65,7 +66,7 @@ export type QuotaOutcome =
   | {
       readonly admitted: false;
       readonly decidedBy: QuotaDecidedBy;
-      readonly limit: 'rate' | 'concurrency';
+      readonly limit: QuotaLimit;
       /** When to try again (ms, > 0). */
       readonly retryAfterMs: number;
       readonly rate: RateStatus | undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { configSchema } from '../config/schema.ts';
-import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
+import type { SessionLookupResult } from '../metrics/label-values.ts';
 import { createRedisClient } from './redis-client.ts';
 import { MAX_ENGINE_ID_LENGTH, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
 import { SessionNames, legacySessionName } from './session-names.ts';

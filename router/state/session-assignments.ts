@@ -37,7 +37,7 @@
  * under the new name, so conversations placed by old replicas keep their
  * engine while the fleet upgrades. The old name is never written.
  */
-import type { SessionLookupResult } from '../metrics/shared-state-metrics.ts';
+import type { SessionLookupResult } from '../metrics/label-values.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
 import { legacySessionName, type SessionName } from './session-names.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';

@@ -15,18 +15,14 @@
 import { createHash } from 'node:crypto';
 import { CircuitBreaker, type BreakerSettings, type BreakerState } from './breaker.ts';
 import type { Config } from '../config/schema.ts';
+import type { CommandFailure } from '../metrics/label-values.ts';
 import type { RedisClient } from './redis-client.ts';
 import { MAX_REPLY_BYTES, guardReplySize } from './reply-size-guard.ts';
 
 /** `off`: no Redis configured; `up`: connected and answering; `degraded`: configured but not usable now. */
 export type SharedStateStatus = 'off' | 'up' | 'degraded';
 
-/**
- * Why a command got no answer; the `kind` label of the failures metric.
- * `server`: Redis answered with an error; `invalid_reply`: an answer whose
- * shape or size the caller does not accept (treated as no answer).
- */
-export type CommandFailure = 'timeout' | 'connection' | 'server' | 'invalid_reply' | 'breaker_open';
+export type { CommandFailure };
 
 /** What the store reports (metrics, one log line per transition). Must not throw. */
 export interface SharedStoreObserver {
