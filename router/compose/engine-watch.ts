@@ -7,11 +7,22 @@ import { registerDiscoveryMetrics } from '../../discovery/kubernetes/discovery-m
 import { fetchText } from '../../discovery/upstream-body.ts';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
+import type { MetricExtractor } from '../load/metric-extractor.ts';
 import { Scraper, type ScrapedView } from '../load/scraper.ts';
 import type { RouterMetrics } from '../metrics/metrics.ts';
 import type { EngineCredentials } from '../proxy/engine-credentials.ts';
 import type { Capacity } from './capacity.ts';
 import type { Discovery } from './discovery.ts';
+
+/**
+ * The engine metrics read besides the load gauges, each into a per-endpoint
+ * attribute (router/load/metric-extractor.ts). Register an extractor here
+ * together with the plugin that reads its attribute: every one costs each
+ * scrape the parsing of its lines. None yet; vLLM's LoRA state
+ * (router/load/extractors/lora-requests-info.ts) waits for LoRA-aware
+ * scheduling.
+ */
+const METRIC_EXTRACTORS: readonly MetricExtractor[] = [];
 
 /** What {@link buildEngineWatch} reads and reports to. */
 export interface EngineWatchDeps {
@@ -51,6 +62,7 @@ export function buildEngineWatch(config: Config, deps: EngineWatchDeps): EngineW
       failing: (state, error) => logger.warn({ backend: state.id, error }, 'scraping engine metrics started failing; its load goes stale'),
       recovered: (state, failedForMs) => logger.info({ backend: state.id, failedForMs }, 'scraping engine metrics recovered'),
     },
+    METRIC_EXTRACTORS,
   );
   return { scraper };
 }

@@ -12,10 +12,17 @@
  * never scraped, so an engine known to export nothing costs no request and
  * no log line (the load view then runs it on in-flight counts against the
  * safe start's limit).
+ *
+ * Metric extractors (metric-extractor.ts) ride on the same scrape: the
+ * scraper compiles their series into its scanner once, hands each its samples
+ * and, when the scrape succeeded, lets each commit into the endpoint's
+ * attributes. A failed scrape commits nothing, so their attributes keep the
+ * last good value and go stale with the load gauges.
  */
 import type { EngineDialect, MetricsDialect } from '../../discovery/endpoint.ts';
 import type { EndpointState } from './endpoint-state.ts';
-import { scanEngineMetrics, type ModelGauges } from './exposition-scanner.ts';
+import { ExpositionScanner, type ModelGauges } from './exposition-scanner.ts';
+import type { MetricExtraction, MetricExtractor } from './metric-extractor.ts';
 
 /**
  * Fetches an endpoint's metrics text. `source` is the endpoint's discovery
@@ -51,6 +58,8 @@ export interface DialectStatus {
   readonly detected: EngineDialect | undefined;
 }
 
+const NO_EXTRACTIONS: readonly MetricExtraction[] = [];
+
 interface Health {
   failingSince: number | undefined;
   lastError: string | undefined;
@@ -63,16 +72,21 @@ export class Scraper {
   readonly #fetch: MetricsFetcher;
   readonly #settings: ScraperSettings;
   readonly #observer: ScrapeObserver;
+  readonly #extractors: readonly MetricExtractor[];
+  readonly #scanner: ExpositionScanner;
   readonly #running = new Set<EndpointState>();
   readonly #health = new WeakMap<EndpointState, Health>();
   readonly #queue: EndpointState[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(view: ScrapedView, fetch: MetricsFetcher, settings: ScraperSettings, observer: ScrapeObserver) {
+  /** @param extractors read from every scrape besides the load gauges; their series names are compiled here, once. */
+  constructor(view: ScrapedView, fetch: MetricsFetcher, settings: ScraperSettings, observer: ScrapeObserver, extractors: readonly MetricExtractor[] = []) {
     this.#view = view;
     this.#fetch = fetch;
     this.#settings = settings;
     this.#observer = observer;
+    this.#extractors = extractors;
+    this.#scanner = new ExpositionScanner(extractors);
   }
 
   /** Starts scraping now and then every interval. */
@@ -129,9 +143,12 @@ export class Scraper {
     const dialect = this.#dialectOf(state);
     this.#view.markScrapeStart(state);
     try {
-      const result = scanEngineMetrics(await this.#fetch(state.endpoint.url, state.endpoint.source), dialect === 'none' ? 'auto' : dialect);
+      const body = await this.#fetch(state.endpoint.url, state.endpoint.source);
+      const extractions: readonly MetricExtraction[] = this.#extractors.length === 0 ? NO_EXTRACTIONS : this.#extractors.map((extractor) => extractor.begin());
+      const result = this.#scanner.scan(body, dialect === 'none' ? 'auto' : dialect, extractions);
       if (result.ok) {
         this.#view.recordScrape(state, result.models);
+        for (const extraction of extractions) extraction.commit(state.attributes);
         this.#healthOf(state).detected = result.dialect;
       } else error = `unusable metrics: ${result.error}`;
     } catch (err) {

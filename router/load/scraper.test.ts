@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Agent } from 'undici';
+import { fetchText } from '../../discovery/upstream-body.ts';
+import type { EndpointState } from './endpoint-state.ts';
+import { LORA_REQUESTS_INFO, loraRequestsInfo } from './extractors/lora-requests-info.ts';
+import { LoadView } from './load-view.ts';
+import { Scraper, type ScrapeObserver } from './scraper.ts';
+
+const MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
+const GAUGES = [
+  '# TYPE vllm:num_requests_running gauge',
+  `vllm:num_requests_running{engine="0",model_name="${MODEL}"} 3.0`,
+  '# TYPE vllm:num_requests_waiting gauge',
+  `vllm:num_requests_waiting{engine="0",model_name="${MODEL}"} 2.0`,
+  `vllm:time_to_first_token_seconds_bucket{engine="0",le="0.001",model_name="${MODEL}"} 0.0`,
+  `vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="${MODEL}"} 7.0`,
+].join('\n');
+const LORA = [
+  '# HELP vllm:lora_requests_info Running stats on lora requests.',
+  '# TYPE vllm:lora_requests_info gauge',
+  'vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql-lora",waiting_lora_adapters="ko-lora,zh-lora"} 1.7886264577368872e+09',
+  'vllm:lora_requests_info{max_lora="2",running_lora_adapters="",waiting_lora_adapters=""} 1.7886264546318772e+09',
+].join('\n');
+
+/** A vLLM stand-in on 127.0.0.1 whose `/metrics` answer the test sets. */
+let answer: { status: number; body: string } = { status: 200, body: '' };
+let server: Server;
+let baseUrl: string;
+const agent = new Agent({ connections: 2 });
+
+before(async () => {
+  server = createServer((req, res) => {
+    assert.equal(req.url, '/metrics');
+    res.writeHead(answer.status, { 'content-type': 'text/plain; version=0.0.4' }).end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  await agent.close();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** A scraper over one endpoint of a real load view, reading through the real fetch path, with the LoRA extractor registered. */
+function scraperFor(url: string): { state: EndpointState; scrapeOnce: () => Promise<string | undefined> } {
+  const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 256, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 } });
+  view.update({ version: 1, endpoints: [{ id: 'e0', url, models: [MODEL], labels: {}, ready: true, draining: false }] });
+  const state = [...view.all()][0]!;
+  let done: ((error: string | undefined) => void) | undefined;
+  const observer: ScrapeObserver = { scraped: (_state, _seconds, error) => done?.(error), failing: () => undefined, recovered: () => undefined };
+  const scraper = new Scraper(
+    view,
+    (base) => fetchText(agent, new URL(`${base}/metrics`), { timeoutMs: 5_000, maxBytes: 1 << 20 }),
+    { intervalMs: 60_000, concurrency: 1, dialect: 'auto' },
+    observer,
+    [loraRequestsInfo],
+  );
+  // The observer hears of a scrape before the scraper has marked it finished: tick on the next turn.
+  const scrapeOnce = (): Promise<string | undefined> =>
+    new Promise((resolve) => {
+      done = resolve;
+      setImmediate(() => scraper.tick());
+    });
+  return { state, scrapeOnce };
+}
+
+describe('scraper with metric extractors', () => {
+  it('stores the extractor attribute from a scrape of a real engine endpoint, beside the load gauges', async () => {
+    const { state, scrapeOnce } = scraperFor(baseUrl);
+    answer = { status: 200, body: `${GAUGES}\n${LORA}\n` };
+    assert.equal(await scrapeOnce(), undefined);
+    assert.deepEqual(state.attributes.get(LORA_REQUESTS_INFO), { running: ['sql-lora'], waiting: ['ko-lora', 'zh-lora'], maxLora: 2 });
+    assert.deepEqual([state.scraped?.waiting, state.scraped?.running], [2, 3]);
+  });
+
+  it('keeps the attribute through failed scrapes and clears it on a good scrape without the series', async () => {
+    const { state, scrapeOnce } = scraperFor(baseUrl);
+    answer = { status: 200, body: `${GAUGES}\n${LORA}\n` };
+    assert.equal(await scrapeOnce(), undefined);
+    const stored = state.attributes.get(LORA_REQUESTS_INFO);
+    assert.notEqual(stored, undefined);
+
+    answer = { status: 500, body: LORA };
+    assert.match((await scrapeOnce()) ?? '', /answered 500/);
+    assert.equal(state.attributes.get(LORA_REQUESTS_INFO), stored, 'a failed fetch commits nothing');
+
+    answer = { status: 200, body: `${LORA.replace('sql-lora', 'other')}\n` };
+    assert.match((await scrapeOnce()) ?? '', /unusable metrics/);
+    assert.equal(state.attributes.get(LORA_REQUESTS_INFO), stored, 'an unusable body (no load gauges) commits nothing');
+
+    answer = { status: 200, body: `${GAUGES}\n` };
+    assert.equal(await scrapeOnce(), undefined);
+    assert.equal(state.attributes.has(LORA_REQUESTS_INFO), false, 'a good scrape without the series clears it');
+  });
+});
