@@ -6,9 +6,13 @@
  *
  * - No offline queue: while disconnected a command fails at once instead of
  *   waiting for a reconnect.
- * - No command timeout here: the store times each command itself
- *   (`commandTimeoutMs`, see shared-store.ts), judging it after the event
- *   loop has read what arrived.
+ * - The store times each command itself (`commandTimeoutMs`, see
+ *   shared-store.ts), judging it after the event loop has read what arrived.
+ *   The client's own timeout is a backstop at four times that, for the
+ *   commands the client sends itself (the ready check after a reconnect, the
+ *   Sentinel and Cluster queries): without one, the ready check of a master
+ *   that is paused but still accepts connections waits forever, and the
+ *   store never reaches the master a failover elected.
  * - No retries per request and no resending after a reconnect: a command
  *   that did not get its answer in time is abandoned (the caller fell back).
  * - Reconnects forever, backing off to 1 s apart, so recovery is automatic.
@@ -44,6 +48,7 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
   const common = {
     ...defined({ username: settings.username, password, tls }),
     connectTimeout: settings.connectTimeoutMs,
+    commandTimeout: backstopTimeoutMs(settings.commandTimeoutMs),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -88,6 +93,15 @@ export function createRedisClient(settings: Config['redis'], readSecret: SecretR
   }
   const url = new URL(settings.url as string);
   return new Redis({ ...common, host: unbracketHost(url.hostname), port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0) });
+}
+
+/**
+ * The client's own command timeout: long enough that the store's judgement
+ * (`commandTimeoutMs` plus one event-loop iteration) comes first for its
+ * commands, short enough that a command the client sends itself never hangs.
+ */
+function backstopTimeoutMs(commandTimeoutMs: number): number {
+  return Math.max(4 * commandTimeoutMs, 200);
 }
 
 /** `options` without its undefined members (the client's option types are exact). */
