@@ -50,6 +50,17 @@ function homeAdmission(queue: WaitQueue<Engine>, homeWaitMs: number): { control:
   return { control, decided };
 }
 
+describe('a request decided at once', () => {
+  it('gets its answer synchronously, not as a promise, so the caller sends it before the next request is decided', () => {
+    const { control } = homeAdmission(new WaitQueue<Engine>({ maxLength: 0, maxWaitMs: 1_000 }), 1_000);
+    const admitted = control.admit({ ...facts, sessionKey: 'k' }, 'normal', new AbortController().signal);
+    assert.ok(!(admitted instanceof Promise), 'admitted: a value');
+    const shed = admission(new WaitQueue<Engine>({ maxLength: 0, maxWaitMs: 1_000 }), []).admit(facts, 'normal', new AbortController().signal);
+    assert.ok(!(shed instanceof Promise), 'shed: a value');
+    assert.equal(shed.kind, 'reject');
+  });
+});
+
 describe('a request waiting for its own engine', () => {
   it('goes where new work goes at once when there is no router queue, instead of a 429', async () => {
     const { control, decided } = homeAdmission(new WaitQueue<Engine>({ maxLength: 0, maxWaitMs: 1_000 }), 1_000);
@@ -103,7 +114,7 @@ describe('admission into the router queue', () => {
     const shed: ShedReason[] = [];
     const control = admission(queue, shed, cold);
     const signal = new AbortController().signal;
-    await Promise.all(Array.from({ length: 4 }, () => control.admit(facts, 'normal', signal)));
+    await Promise.all(Array.from({ length: 4 }, () => Promise.resolve(control.admit(facts, 'normal', signal))));
     assert.deepEqual(shed.sort(), ['queue_full', 'queue_timeout', 'queue_timeout', 'queue_timeout']);
   });
   }

@@ -24,7 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toSwitchyardError, type SwitchyardError } from '../errors/errors.ts';
-import type { AdmissionControl, Admitted } from '../admission/admission-control.ts';
+import type { AdmissionControl, AdmissionResult, Admitted } from '../admission/admission-control.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
 import type { ForwardOutcome, ForwardRequest } from '../proxy/forward-contracts.ts';
 import { acceptableRequestId, upstreamRequestHeaders } from '../proxy/headers.ts';
@@ -150,7 +150,9 @@ export class RequestLifecycle {
       const scheduling = performance.now();
       let attempts: readonly EndpointState[];
       try {
-        const decision = await this.#schedule(facts, priority, res, access?.tenant);
+        // Not awaited when decided at once: nothing may be decided between this decision and its send.
+        const scheduled = this.#schedule(facts, priority, res, access?.tenant);
+        const decision = scheduled instanceof Promise ? await scheduled : scheduled;
         attempts = decision.attempts;
         if (trace?.recording === true) trace.stage('scheduled', performance.now(), { 'switchyard.endpoint': decision.attempts[0]?.id, 'switchyard.schedule.outcome': decision.outcome, 'switchyard.retry_candidates': decision.attempts.length - 1 });
       } finally {
@@ -225,22 +227,22 @@ export class RequestLifecycle {
     }, request.trace);
   }
 
-  /** Schedule, queue or shed. Only a request that may wait needs to hear that its client left meanwhile. */
-  async #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Promise<Admitted<EndpointState>> {
+  /**
+   * Schedule, queue or shed. Only a request that may wait needs to hear that
+   * its client left meanwhile. A request decided at once is answered
+   * synchronously (see AdmissionControl.admit): the caller sends it before
+   * the next request is decided.
+   */
+  #schedule(facts: RequestFacts, priority: Priority, res: ServerResponse, tenant: string | undefined): Admitted<EndpointState> | Promise<Admitted<EndpointState>> {
     const admission = this.#deps.admission;
-    let decision;
-    if (admission.mayQueue) {
-      const clientGone = new AbortController();
-      const onClose = () => clientGone.abort();
-      res.once('close', onClose);
-      decision = await admission.admit(facts, priority, clientGone.signal, tenant);
+    if (!admission.mayQueue) return whenDecided(admission.admit(facts, priority, NEVER_ABORTED, tenant), admittedOrThrow);
+    const clientGone = new AbortController();
+    const onClose = () => clientGone.abort();
+    res.once('close', onClose);
+    return whenDecided(admission.admit(facts, priority, clientGone.signal, tenant), (decision) => {
       res.off('close', onClose);
-    } else {
-      decision = await admission.admit(facts, priority, NEVER_ABORTED, tenant);
-    }
-    if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
-    if (decision.kind === 'reject') throw decision.error;
-    return decision;
+      return admittedOrThrow(decision);
+    });
   }
 
   #forward(request: {
@@ -286,4 +288,16 @@ export class RequestLifecycle {
       },
     });
   }
+}
+
+/** `then` of `decision`: at once when it is a value, when it settles when it is a promise. */
+function whenDecided<A, B>(decision: A | Promise<A>, then: (decision: A) => B): B | Promise<B> {
+  return decision instanceof Promise ? decision.then(then) : then(decision);
+}
+
+/** The admitted decision; a rejection thrown as its error, a client that left while queued as {@link ClientGoneError}. */
+function admittedOrThrow(decision: AdmissionResult<EndpointState>): Admitted<EndpointState> {
+  if (decision.kind === 'gone') throw new ClientGoneError('client left while queued');
+  if (decision.kind === 'reject') throw decision.error;
+  return decision;
 }
