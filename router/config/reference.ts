@@ -1,9 +1,10 @@
 /**
  * Renders the configuration reference (docs/configuration.md) from the
- * schema, so the document cannot drift from the code. A test fails when the
- * committed file differs; `npm run docs:config` rewrites it.
+ * schema, so the document cannot drift from the code; sections the schema
+ * cannot know (the registered scheduling plugins) are passed in. A test
+ * fails when the committed file differs; `npm run docs:config`
+ * (router/cli/config-reference.ts) rewrites it.
  */
-import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { OPTIONS } from './options.ts';
 import { standardVariablesOf } from './standard-env.ts';
@@ -11,8 +12,8 @@ import { standardVariablesOf } from './standard-env.ts';
 /** Path of the generated document. */
 export const REFERENCE_PATH = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
-/** The whole Markdown document. */
-export function renderReference(): string {
+/** The whole Markdown document: the option table, then `sections` (Markdown lines). */
+export function renderReference(sections: readonly string[] = []): string {
   const lines = [
     '# Configuration reference',
     '',
@@ -54,9 +55,6 @@ export function renderReference(): string {
     const env = option.fileOnly ? 'file only' : [option.env, ...standardVariablesOf(option.path.join('.'))].map((name) => `\`${name}\``).join(', ');
     lines.push(`| \`${option.path.join('.')}\` | ${flag} | ${env} | ${defaultText} | ${description} |`);
   }
+  if (sections.length > 0) lines.push('', ...sections);
   return `${lines.join('\n')}\n`;
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(REFERENCE_PATH, renderReference());
 }

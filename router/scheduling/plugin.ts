@@ -18,6 +18,9 @@ import type { OrderingScorer, RatingScorer } from './pick.ts';
 export interface ScorerPlugin<P = unknown> {
   /** The name configs use (`scorers: [{name}]`): lowercase words joined by dashes. */
   readonly name: string;
+  /** One sentence for the configuration reference: what the scorer rates. */
+  readonly description: string;
+  /** Its parameters; each field's `.describe()` text is its line in the reference. */
   readonly parameters: z.ZodType<P>;
   create(parameters: P): RatingScorer;
 }
@@ -37,6 +40,9 @@ export interface AffinityDefaults {
 export interface AffinityPlugin<P = unknown> {
   /** The name configs use (`affinity: [name]`). */
   readonly name: string;
+  /** One sentence for the configuration reference: which requests the walk applies to and where it sends them. */
+  readonly description: string;
+  /** Its parameters; each field's `.describe()` text is its line in the reference. */
   readonly parameters: z.ZodType<P>;
   create(parameters: P, defaults: AffinityDefaults): { readonly scorer: OrderingScorer; readonly bound: LoadBound };
 }

@@ -19,13 +19,13 @@ const schedulingProfile = z
       )
       .default([])
       .describe(
-        'Affinity walks tried in order before the picker, by name or as {name, parameters}: session (requests with a session key; parameters: epsilon, default routing.balanceEpsilon), prefix (keyless requests whose prompts share a prefix; parameters: epsilon, kappa, spread, minReuse, defaults from routing.prefix).',
+        'Affinity walks tried in order before the picker, by name or as {name, parameters}, e.g. ["session", {"name": "prefix", "parameters": {"spread": 3}}]; the walks and their parameters are listed under Scheduling plugins in docs/configuration.md.',
       ),
     picker: z.enum(['weighted-max', 'round-robin']).default('weighted-max').describe('What decides when no affinity walk applies: the weighted maximum of the scorers, or round-robin.'),
     scorers: z
       .array(
         z.strictObject({
-          name: z.string().min(1).describe('Scorer name: load-score (1 / (1 + outstanding work over capacity)) or kv-usage (free KV cache, 1 - usage).'),
+          name: z.string().min(1).describe('Scorer name, one of those listed under Scheduling plugins in docs/configuration.md.'),
           weight: z.number().min(0).describe("Weight of the scorer's rating (in [0, 1]) in the sum; 0 leaves it out."),
           parameters: pluginParameters.optional(),
         }),

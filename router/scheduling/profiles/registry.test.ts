@@ -17,6 +17,7 @@ import { loadScoreScorer } from '../scorers/load-score.ts';
 import { PrefixAffinityScorer } from '../scorers/prefix-affinity.ts';
 import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
 import { ep, facts, prefixFacts, seeded } from '../../../tests/kit/scheduling-fixtures.ts';
+import { pluginReference } from './plugin-reference.ts';
 import { builtInPlugins } from './plugins.ts';
 import { PRESETS, ProfileRegistry, profilesCheck, scorerRefsOf, type ProfileSettings, type SchedulingSettings } from './presets.ts';
 import { SchedulingProfile } from './profile.ts';
@@ -72,9 +73,9 @@ describe('plugin registry', () => {
   const plugins = builtInPlugins();
 
   it('knows the built-in scorers and affinity walks by name', () => {
-    assert.deepEqual(plugins.scorerNames, ['kv-usage', 'load-score']);
-    assert.deepEqual(plugins.affinityNames, ['prefix', 'session']);
-    assert.throws(() => builtInPlugins().registerScorer({ name: 'kv-usage', parameters: z.strictObject({}), create: () => kvUsageScorer }), /scorer kv-usage is registered twice/);
+    assert.deepEqual(plugins.scorers.map((plugin) => plugin.name), ['kv-usage', 'load-score']);
+    assert.deepEqual(plugins.affinities.map((plugin) => plugin.name), ['prefix', 'session']);
+    assert.throws(() => builtInPlugins().registerScorer({ name: 'kv-usage', description: 'a second kv-usage', parameters: z.strictObject({}), create: () => kvUsageScorer }), /scorer kv-usage is registered twice/);
   });
 
   it('refuses an unknown scorer or walk, naming the profile, the plugin and the known names', () => {
@@ -152,7 +153,8 @@ describe('a scorer added through the registry', () => {
   /** Prefers the endpoint whose id sorts first (or last): a toy that ignores load. */
   const idOrder: ScorerPlugin<{ last: boolean }> = {
     name: 'id-order',
-    parameters: z.strictObject({ last: z.boolean().default(false) }),
+    description: 'The endpoint whose id sorts first (or last).',
+    parameters: z.strictObject({ last: z.boolean().default(false).describe('Prefer the id that sorts last.') }),
     create: ({ last }) => ({
       name: 'id-order',
       rate<T extends Candidate>(context: PickContext<T>, out: Float64Array): void {
@@ -177,6 +179,12 @@ describe('a scorer added through the registry', () => {
     assert.equal(first(profile({ scorers: [{ name: 'id-order', weight: 1 }] })), 'a');
     assert.equal(first(profile({ scorers: [{ name: 'id-order', weight: 1, parameters: { last: true } }] })), 'c');
     assert.equal(first(profile({ scorers: [{ name: 'load-score', weight: 1 }, { name: 'id-order', weight: 0.1 }] })), 'c');
+  });
+
+  it('documents itself in the configuration reference: its row, its description and parameters, no list kept by hand', () => {
+    const lines = pluginReference(plugins);
+    assert.ok(lines.includes('| `id-order` | The endpoint whose id sorts first (or last). | `last`: Prefer the id that sorts last. |'), lines.join('\n'));
+    assert.ok(!pluginReference(builtInPlugins()).some((line) => line.includes('id-order')));
   });
 
   it('is checked at config load like a built-in one', () => {

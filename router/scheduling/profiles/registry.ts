@@ -56,14 +56,14 @@ export class PluginRegistry {
     return this;
   }
 
-  /** Registered scorer names, sorted. */
-  get scorerNames(): string[] {
-    return [...this.#scorers.keys()].sort();
+  /** Registered scorers, by name. */
+  get scorers(): ScorerPlugin[] {
+    return sortedByName(this.#scorers);
   }
 
-  /** Registered affinity walk names, sorted. */
-  get affinityNames(): string[] {
-    return [...this.#affinities.keys()].sort();
+  /** Registered affinity walks, by name. */
+  get affinities(): AffinityPlugin[] {
+    return sortedByName(this.#affinities);
   }
 
   /** What is wrong with a profile's scorers and affinity walks (paths relative to the profile); empty when nothing is. */
@@ -96,6 +96,10 @@ export class PluginRegistry {
       return new BoundedWalkPicker(scorer, bound);
     });
   }
+}
+
+function sortedByName<P extends { readonly name: string }>(plugins: ReadonlyMap<string, P>): P[] {
+  return [...plugins.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 function add<P extends { readonly name: string }>(plugins: Map<string, P>, plugin: P, kind: string): void {

@@ -19,6 +19,7 @@ export const kvUsageScorer: RatingScorer = {
 /** `kv-usage`: no parameters. */
 export const kvUsagePlugin: ScorerPlugin<Record<string, never>> = {
   name: 'kv-usage',
+  description: 'Free KV cache, 1 - usage (1 for an engine that does not export it): with a small weight, breaks load ties towards cache room.',
   parameters: z.strictObject({}),
   create: () => kvUsageScorer,
 };

@@ -20,6 +20,7 @@ export const loadScoreScorer: RatingScorer = {
 /** `load-score`: no parameters. */
 export const loadScorePlugin: ScorerPlugin<Record<string, never>> = {
   name: 'load-score',
+  description: 'The load score as a rating, 1 / (1 + outstanding work over capacity): alone, least-load.',
   parameters: z.strictObject({}),
   create: () => loadScoreScorer,
 };

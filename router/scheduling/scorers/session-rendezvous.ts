@@ -42,6 +42,7 @@ const sessionParameters = z.strictObject({
 /** `session`: a walk of the session key's rendezvous order; a conversation stays home up to (1 + epsilon) x the mean load, never below the balance floor. */
 export const sessionAffinityPlugin: AffinityPlugin<z.output<typeof sessionParameters>> = {
   name: 'session',
+  description: "Requests with a session key: the key's rendezvous order, so every replica sends a conversation to the same engine while it stays under the load bound.",
   parameters: sessionParameters,
   create: (parameters, defaults) => ({
     scorer: new SessionRendezvousScorer(),

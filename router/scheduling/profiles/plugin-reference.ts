@@ -1,0 +1,47 @@
+/**
+ * The scheduling plugins' section of the configuration reference
+ * (docs/configuration.md), rendered from a registry: each plugin's name,
+ * description and parameters come from its own definition, so a new scorer
+ * or walk documents itself and no list of names is kept by hand.
+ */
+import { z } from 'zod';
+import type { PluginRegistry } from './registry.ts';
+
+interface Documented {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: z.ZodType;
+}
+
+/** The Markdown lines of the section. */
+export function pluginReference(plugins: PluginRegistry): string[] {
+  return [
+    '## Scheduling plugins',
+    '',
+    'A profile in `routing.profiles` names its scorers and affinity walks from these, with their parameters;',
+    'a name or parameter that is not here is a configuration error.',
+    '',
+    '### Scorers (`scorers: [{name, weight, parameters}]`)',
+    '',
+    ...table(plugins.scorers),
+    '',
+    '### Affinity walks (`affinity: [name | {name, parameters}]`)',
+    '',
+    ...table(plugins.affinities),
+  ];
+}
+
+function table(plugins: readonly Documented[]): string[] {
+  return ['| name | what it does | parameters |', '|---|---|---|', ...plugins.map((plugin) => `| \`${plugin.name}\` | ${cell(plugin.description)} | ${cell(parameterText(plugin.parameters))} |`)];
+}
+
+/** `name`: description, for each field of an object schema; "none" when it has none. */
+function parameterText(parameters: z.ZodType): string {
+  const fields = parameters instanceof z.ZodObject ? Object.entries(parameters.shape) : [];
+  if (fields.length === 0) return 'none';
+  return fields.map(([name, field]) => `\`${name}\`: ${z.globalRegistry.get(field)?.description ?? '(undocumented)'}`).join(' ');
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
