@@ -118,10 +118,8 @@ export class AdmissionControl<T extends AdmissionCandidate> {
    * A request decided at once gets its answer synchronously, not as a
    * promise: an admitted request counts against its endpoint only once it is
    * sent, so the caller must send it before anything else is decided.
-   * Requests whose session lookups Redis answered in one read all resumed
-   * in the same turn of the event loop; each awaited its decision, so all
-   * were decided before any was sent, and a cold router with a session key
-   * per client put 225-619 requests in one 8-slot engine's queue.
+   * Requests that resume together (their Redis lookups answered in one
+   * read) would otherwise all be decided on the same free room.
    */
   admit(facts: RequestFacts, priority: Priority, signal: AbortSignal, tenant?: string): AdmissionResult<T> | Promise<AdmissionResult<T>> {
     const deps = this.#deps;

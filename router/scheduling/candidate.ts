@@ -85,10 +85,11 @@ export const DECISION_OUTCOMES = [
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 /**
- * Why a session left its shared assignment: the engine was saturated, ejected, or is no candidate
- * any more (gone); the `reason` label of the session-moves metric.
+ * Why a session left its shared assignment: the engine was saturated, ejected, failed one of the
+ * profile's own filters (filtered), or is no candidate any more (gone); the `reason` label of the
+ * session-moves metric.
  */
-export const ASSIGNMENT_MOVES = ['saturated', 'ejected', 'gone'] as const;
+export const ASSIGNMENT_MOVES = ['saturated', 'ejected', 'filtered', 'gone'] as const;
 /** One of {@link ASSIGNMENT_MOVES}. */
 export type AssignmentMove = (typeof ASSIGNMENT_MOVES)[number];
 

@@ -47,6 +47,19 @@ export interface Picker {
   readonly declinedOutcome?: DecisionOutcome | undefined;
 }
 
+/**
+ * A profile's own filter (a plugin, run after the built-in ones): which
+ * candidates may take a request. It narrows, never refuses: when it would
+ * keep none, the profile keeps the pool it had, since refusing is for the
+ * saturation filter and admission (a request no filter-passing engine can
+ * serve is better served elsewhere than shed).
+ */
+export interface CandidateFilter {
+  readonly name: string;
+  /** True when `candidate` may take the request. Called per pooled candidate on every decision: allocate nothing. */
+  keeps(facts: RequestFacts, candidate: Candidate): boolean;
+}
+
 /** A scorer that rates each pooled candidate in [0, 1] (higher is better), for the weighted maximum. */
 export interface RatingScorer {
   readonly name: string;

@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import type { LoadBound } from './load-bound.ts';
-import type { OrderingScorer, RatingScorer } from './pick.ts';
+import type { CandidateFilter, OrderingScorer, RatingScorer } from './pick.ts';
 
 /**
  * A rating scorer for the weighted maximum. `create` is called once per
@@ -23,6 +23,17 @@ export interface ScorerPlugin<P = unknown> {
   /** Its parameters; each field's `.describe()` text is its line in the reference. */
   readonly parameters: z.ZodType<P>;
   create(parameters: P): RatingScorer;
+}
+
+/** A filter of a profile (`filters: [name]`); `create` is called once per profile that names it, with its parameters parsed. */
+export interface FilterPlugin<P = unknown> {
+  /** The name configs use (`filters: [name]`): lowercase words joined by dashes. */
+  readonly name: string;
+  /** One sentence for the configuration reference: which candidates the filter keeps. */
+  readonly description: string;
+  /** Its parameters; each field's `.describe()` text is its line in the reference. */
+  readonly parameters: z.ZodType<P>;
+  create(parameters: P): CandidateFilter;
 }
 
 /** Routing-wide settings an affinity walk's parameters default to (`routing.balanceEpsilon`, `routing.prefix`). */
@@ -42,6 +53,8 @@ export interface AffinityPlugin<P = unknown> {
   readonly name: string;
   /** One sentence for the configuration reference: which requests the walk applies to and where it sends them. */
   readonly description: string;
+  /** The walk reads the request's prompt-prefix facts (`RequestFacts.prefix`), which cost a hash of the prompt per request: only profiles with such a walk pay it. */
+  readonly readsPromptPrefix?: boolean;
   /** Its parameters; each field's `.describe()` text is its line in the reference. */
   readonly parameters: z.ZodType<P>;
   create(parameters: P, defaults: AffinityDefaults): { readonly scorer: OrderingScorer; readonly bound: LoadBound };

@@ -10,6 +10,15 @@ const pluginParameters = z.record(z.string(), z.unknown()).describe("The plugin'
 
 const schedulingProfile = z
   .strictObject({
+    filters: z
+      .array(
+        z.union([
+          z.string().min(1),
+          z.strictObject({ name: z.string().min(1).describe('Filter name, one of those listed under Scheduling plugins in docs/configuration.md.'), parameters: pluginParameters.optional() }),
+        ]),
+      )
+      .default([])
+      .describe('Filters of the profile, run in order after the built-in ones (ready, not ejected, pinned response), by name or as {name, parameters}; each narrows the candidates and is passed over when it would keep none.'),
     affinity: z
       .array(
         z.union([

@@ -10,16 +10,19 @@
  * replaced without touching them.
  */
 import type { ConfigCheck, ConfigIssue } from '../../config/load.ts';
+import type { POLICY_NAMES } from '../../config/schema.ts';
 import type { Random } from '../candidate.ts';
 import type { Picker } from '../pick.ts';
 import { RoundRobinPicker } from '../pickers/round-robin.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
 import { builtInPlugins } from './plugins.ts';
 import { SchedulingProfile } from './profile.ts';
-import type { AffinityRef, PluginRegistry, ScorerRef } from './registry.ts';
+import type { AffinityRef, FilterRef, PluginRegistry, ScorerRef } from './registry.ts';
 
 /** One profile's settings (`routing.profiles.<name>`): plugins named as data. */
 export interface ProfileSettings {
+  /** The profile's own filters, run after the built-in ones (none when absent). */
+  readonly filters?: readonly FilterRef[] | undefined;
   /** Affinity walks tried in order before the final picker. */
   readonly affinity: readonly AffinityRef[];
   readonly picker: 'weighted-max' | 'round-robin';
@@ -56,11 +59,12 @@ const LEAST_LOAD: readonly ScorerRef[] = [
 ];
 
 /**
- * The preset profiles, by the policy names configs have always used (the
- * config schema's POLICY_NAMES), in the same data form as `routing.profiles`;
- * `routing.powerOfTwoChoices` completes them.
+ * The preset profiles, by the policy names configs have always used, in the
+ * same data form as `routing.profiles`; `routing.powerOfTwoChoices`
+ * completes them. Keyed by the config schema's POLICY_NAMES (which the
+ * schema checks `routing.policy` against), so the two lists cannot differ.
  */
-export const PRESETS: Readonly<Record<string, Omit<ProfileSettings, 'powerOfTwoChoices'>>> = {
+export const PRESETS: Readonly<Record<(typeof POLICY_NAMES)[number], Omit<ProfileSettings, 'powerOfTwoChoices'>>> = {
   'least-load': { affinity: [], picker: 'weighted-max', scorers: LEAST_LOAD },
   // `session` and `auto` behave the same: requests without a key go by least load.
   session: { affinity: ['session'], picker: 'weighted-max', scorers: LEAST_LOAD },
@@ -90,7 +94,7 @@ export function profilesCheck(plugins: PluginRegistry = builtInPlugins()): Confi
     Object.entries(config.routing.profiles).flatMap(([name, profile]): ConfigIssue[] => {
       const at = ['routing', 'profiles', name];
       // Both forms at once is the schema's error; this check runs only on a config that passed it.
-      return plugins.check(name, scorerRefsOf(name, profile), profile.affinity).map((issue) => ({ path: [...at, ...issue.path], message: issue.message }));
+      return plugins.check(name, scorerRefsOf(name, profile), profile.affinity, profile.filters).map((issue) => ({ path: [...at, ...issue.path], message: issue.message }));
     });
 }
 
@@ -105,9 +109,8 @@ export class ProfileRegistry {
   constructor(settings: SchedulingSettings, random: Random, plugins: PluginRegistry = builtInPlugins()) {
     const presets = Object.entries(PRESETS).map(([name, preset]) => [name, { ...preset, powerOfTwoChoices: settings.powerOfTwoChoices }] as const);
     for (const [name, profile] of [...presets, ...Object.entries(settings.profiles)]) {
-      this.#byName.set(name, new SchedulingProfile(name, pickersOf(name, profile, settings, random, plugins)));
-      // The prefix walk is the one that reads prompt-prefix facts, which cost a hash of the prompt per request.
-      if (profile.affinity.some((ref) => (typeof ref === 'string' ? ref : ref.name) === 'prefix')) this.#usesPrefix.add(name);
+      this.#byName.set(name, new SchedulingProfile(name, pickersOf(name, profile, settings, random, plugins), plugins.filtersOf(name, profile.filters ?? [])));
+      if (plugins.readsPromptPrefix(profile.affinity)) this.#usesPrefix.add(name);
     }
     this.#byModel = new Map(Object.entries(settings.modelPolicies));
     const fallback = this.#byName.get(settings.policy);

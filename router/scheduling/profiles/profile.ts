@@ -3,7 +3,9 @@
  *
  * Filters, in this order: the model's routable candidates (the load view's
  * per-model index); not ejected; the engine that holds the request's previous
- * response, when it names one; not saturated for the request's priority.
+ * response, when it names one; the profile's own filters (plugins, each of
+ * which narrows but never empties the pool); not saturated for the request's
+ * priority.
  * A session with a shared assignment (Redis) goes to its engine while that
  * engine passes these filters, without a load bound: moving a conversation
  * costs its KV cache, so it moves only off an engine that cannot take it,
@@ -36,10 +38,11 @@
  */
 import { SwitchyardError } from '../../errors/errors.ts';
 import type { AssignmentMove, Candidate, DecisionOutcome, RequestFacts } from '../candidate.ts';
+import { keepPassing, refusingFilter } from '../filters/profile-filters.ts';
 import { keepPinned } from '../filters/response-pin.ts';
 import { keepRoutable } from '../filters/routable.ts';
 import { splitSaturated } from '../filters/saturation.ts';
-import type { Pick, Picker, PickContext } from '../pick.ts';
+import type { CandidateFilter, Pick, Picker, PickContext } from '../pick.ts';
 import type { HomeRoom } from '../saturation.ts';
 import { ensureUint32 } from '../select.ts';
 
@@ -101,18 +104,21 @@ class Decision<T extends Candidate> implements PickContext<T> {
 export class SchedulingProfile {
   /** Name used in config and as the `policy` label of the decisions metric. */
   readonly name: string;
+  readonly #filters: readonly CandidateFilter[];
   readonly #pickers: readonly Picker[];
   /** The final picker alone, which places a session's first request (see the header). */
   readonly #final: readonly Picker[];
   // Scratch reused across decisions: never visible outside one call.
   #pool = new Uint32Array(0);
   #overflow = new Uint32Array(0);
+  #filtered = new Uint32Array(0);
   readonly #decision = new Decision<Candidate>();
 
-  /** `pickers`: tried in order; the last must always decide. */
-  constructor(name: string, pickers: readonly Picker[]) {
+  /** `pickers`: tried in order; the last must always decide. `filters`: the profile's own, run after the built-in ones. */
+  constructor(name: string, pickers: readonly Picker[], filters: readonly CandidateFilter[] = []) {
     if (pickers.length === 0) throw new Error(`scheduling profile ${name} has no picker`);
     this.name = name;
+    this.#filters = filters;
     this.#pickers = pickers;
     this.#final = pickers.slice(-1);
   }
@@ -144,6 +150,7 @@ export class SchedulingProfile {
       if (room === 'keep') return { kind: 'admit', attempts: [engine], outcome: 'pinned' };
       return room === 'wait' ? { kind: 'saturated', candidates: [engine], waitsFor: engine } : { kind: 'saturated', candidates: [engine] };
     }
+    if (this.#filters.length > 0) n = keepPassing(this.#filters, facts, candidates, pool, n, (this.#filtered = ensureUint32(this.#filtered, total)));
     const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated, homeRoom);
     if (facts.placeSession === true && facts.sessionKey !== undefined) {
       const placed = this.#scheduleByPick(decision, candidates, saturated, this.#final);
@@ -155,10 +162,17 @@ export class SchedulingProfile {
       const room = assigned === undefined ? 'move' : homeRoom(assigned);
       if (assigned !== undefined && room === 'keep') return keepAssigned(assigned, this.#pick(decision, this.#pickers).ordered, saturated);
       if (assigned !== undefined && room === 'wait') return { kind: 'saturated', candidates: [assigned], waitsFor: assigned };
-      moved = assigned !== undefined ? 'saturated' : candidates.some((c) => c.id === facts.assignedEndpoint) ? 'ejected' : 'gone';
+      moved = assigned !== undefined ? 'saturated' : this.#whyNotInPool(facts, candidates, facts.assignedEndpoint);
     }
     const schedule = this.#scheduleByPick(decision, candidates, saturated, this.#pickers);
     return moved === undefined || schedule.kind !== 'admit' ? schedule : { ...schedule, moved };
+  }
+
+  /** Why the candidate `id` is not in the pool: a profile filter refused it, it is ejected, or it is no candidate. */
+  #whyNotInPool(facts: RequestFacts, candidates: readonly Candidate[], id: string): AssignmentMove {
+    const candidate = candidates.find((c) => c.id === id);
+    if (candidate === undefined) return 'gone';
+    return candidate.ejected || refusingFilter(this.#filters, facts, candidate) === undefined ? 'ejected' : 'filtered';
   }
 
   #scheduleByPick<T extends Candidate>(decision: Decision<T>, candidates: readonly T[], saturated: (endpoint: T) => boolean, pickers: readonly Picker[]): Schedule<T> {

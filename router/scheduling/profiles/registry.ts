@@ -1,5 +1,5 @@
 /**
- * The plugin registry: scorers and affinity walks by the names profiles use,
+ * The plugin registry: filters, scorers and affinity walks by the names profiles use,
  * each with its own parameter schema and factory (after the Gateway API
  * inference extension's endpoint picker, which keeps a factory per plugin
  * type name). Profiles are data that name plugins; this turns the names into
@@ -11,8 +11,8 @@
  */
 import type { z } from 'zod';
 import type { ConfigIssue } from '../../config/load.ts';
-import type { Picker } from '../pick.ts';
-import type { AffinityDefaults, AffinityPlugin, ScorerPlugin } from '../plugin.ts';
+import type { CandidateFilter, Picker } from '../pick.ts';
+import type { AffinityDefaults, AffinityPlugin, FilterPlugin, ScorerPlugin } from '../plugin.ts';
 import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import type { WeightedScorer } from '../pickers/weighted-max.ts';
 
@@ -27,8 +27,11 @@ export interface ScorerRef {
   readonly parameters?: RawParameters;
 }
 
-/** An affinity walk, as configuration names it: the name alone, or with parameters. */
+/** An affinity walk or a filter, as configuration names it: the name alone, or with parameters. */
 export type AffinityRef = string | { readonly name: string; readonly parameters?: RawParameters };
+
+/** A filter of a profile, as configuration names it (the same forms as {@link AffinityRef}). */
+export type FilterRef = AffinityRef;
 
 /** A ref as name and parameters, with where it and its name sit in the profile. */
 interface Located {
@@ -41,8 +44,15 @@ interface Located {
 type Resolved<P> = { readonly plugin: P; readonly parameters: unknown } | { readonly issue: ConfigIssue };
 
 export class PluginRegistry {
+  readonly #filters = new Map<string, FilterPlugin>();
   readonly #scorers = new Map<string, ScorerPlugin>();
   readonly #affinities = new Map<string, AffinityPlugin>();
+
+  /** Adds a filter; a name registered twice is a programming error (throws). */
+  registerFilter(plugin: FilterPlugin): this {
+    add(this.#filters, plugin, 'filter');
+    return this;
+  }
 
   /** Adds a scorer; a name registered twice is a programming error (throws). */
   registerScorer(plugin: ScorerPlugin): this {
@@ -56,6 +66,11 @@ export class PluginRegistry {
     return this;
   }
 
+  /** Registered filters, by name. */
+  get filters(): FilterPlugin[] {
+    return sortedByName(this.#filters);
+  }
+
   /** Registered scorers, by name. */
   get scorers(): ScorerPlugin[] {
     return sortedByName(this.#scorers);
@@ -66,18 +81,35 @@ export class PluginRegistry {
     return sortedByName(this.#affinities);
   }
 
-  /** What is wrong with a profile's scorers and affinity walks (paths relative to the profile); empty when nothing is. */
-  check(profile: string, scorers: readonly ScorerRef[], affinity: readonly AffinityRef[]): ConfigIssue[] {
+  /** What is wrong with a profile's filters, scorers and affinity walks (paths relative to the profile); empty when nothing is. */
+  check(profile: string, scorers: readonly ScorerRef[], affinity: readonly AffinityRef[], filters: readonly FilterRef[] = []): ConfigIssue[] {
     const issues: ConfigIssue[] = [];
+    filters.forEach((ref, i) => {
+      const resolved = resolve(this.#filters, 'filter', profile, namedAt('filters', ref, i));
+      if ('issue' in resolved) issues.push(resolved.issue);
+    });
     scorers.forEach((ref, i) => {
       const resolved = resolve(this.#scorers, 'scorer', profile, scorerAt(ref, i));
       if ('issue' in resolved) issues.push(resolved.issue);
     });
     affinity.forEach((ref, i) => {
-      const resolved = resolve(this.#affinities, 'affinity walk', profile, affinityAt(ref, i));
+      const resolved = resolve(this.#affinities, 'affinity walk', profile, namedAt('affinity', ref, i));
       if ('issue' in resolved) issues.push(resolved.issue);
     });
     return issues;
+  }
+
+  /** True when one of the walks `refs` names reads the request's prompt-prefix facts (unknown names read nothing). */
+  readsPromptPrefix(refs: readonly AffinityRef[]): boolean {
+    return refs.some((ref) => this.#affinities.get(typeof ref === 'string' ? ref : ref.name)?.readsPromptPrefix === true);
+  }
+
+  /** The filters of `profile`, in order. @throws Error as {@link check} describes it. */
+  filtersOf(profile: string, refs: readonly FilterRef[]): CandidateFilter[] {
+    return refs.map((ref, i) => {
+      const { plugin, parameters } = resolved(resolve(this.#filters, 'filter', profile, namedAt('filters', ref, i)));
+      return plugin.create(parameters);
+    });
   }
 
   /** The weighted maximum's scorers of `profile`. @throws Error as {@link check} describes it. */
@@ -91,7 +123,7 @@ export class PluginRegistry {
   /** The affinity walks of `profile`, in order. @throws Error as {@link check} describes it. */
   walks(profile: string, refs: readonly AffinityRef[], defaults: AffinityDefaults): Picker[] {
     return refs.map((ref, i) => {
-      const { plugin, parameters } = resolved(resolve(this.#affinities, 'affinity walk', profile, affinityAt(ref, i)));
+      const { plugin, parameters } = resolved(resolve(this.#affinities, 'affinity walk', profile, namedAt('affinity', ref, i)));
       const { scorer, bound } = plugin.create(parameters, defaults);
       return new BoundedWalkPicker(scorer, bound);
     });
@@ -111,10 +143,11 @@ function scorerAt(ref: ScorerRef, i: number): Located {
   return { name: ref.name, parameters: ref.parameters, at: ['scorers', i], nameAt: ['scorers', i, 'name'] };
 }
 
-function affinityAt(ref: AffinityRef, i: number): Located {
+/** An entry of the profile's `list` (`affinity` or `filters`), given by name or as {name, parameters}. */
+function namedAt(list: 'affinity' | 'filters', ref: AffinityRef, i: number): Located {
   return typeof ref === 'string'
-    ? { name: ref, parameters: undefined, at: ['affinity', i], nameAt: ['affinity', i] }
-    : { name: ref.name, parameters: ref.parameters, at: ['affinity', i], nameAt: ['affinity', i, 'name'] };
+    ? { name: ref, parameters: undefined, at: [list, i], nameAt: [list, i] }
+    : { name: ref.name, parameters: ref.parameters, at: [list, i], nameAt: [list, i, 'name'] };
 }
 
 /** The plugin `ref` names with its parameters parsed, or the issue that says why not. */

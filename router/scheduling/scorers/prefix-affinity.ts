@@ -135,6 +135,7 @@ const prefixParameters = z.strictObject({
  */
 export const prefixAffinityPlugin: AffinityPlugin<z.output<typeof prefixParameters>> = {
   name: 'prefix',
+  readsPromptPrefix: true,
   description: "Keyless requests whose prompts share a prefix: the rendezvous order of the prompt's prefix group, so every replica sends repeated prefixes to the engines that cached them, under a load bound that grows with the cache credit.",
   parameters: prefixParameters,
   create: (parameters, defaults) => ({
