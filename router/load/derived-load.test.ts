@@ -29,10 +29,23 @@ describe('the derived-load memo sees a change in every part it reads, within one
     const state = new EndpointState({ ...endpoint, capacity: 4 }, view);
     state.begin();
     assert.equal(state.loadScore, 0.25);
-    state.fleetInFlight(3);
+    state.fleetInFlight(3, 1);
     assert.deepEqual([state.loadScore, state.wouldQueue], [1, true]);
     state.forgetFleet();
     assert.deepEqual([state.loadScore, state.wouldQueue], [0.25, false]);
+  });
+
+  it('takes the other replicas to change as this one does between fleet reads', () => {
+    const view = clock();
+    const state = new EndpointState({ ...endpoint, capacity: 20 }, view);
+    state.fleetInFlight(2, 2);
+    assert.equal(state.loadScore, 0.1, 'the others hold 2');
+    const tokens = [state.begin(), state.begin(), state.begin()];
+    assert.equal(state.loadScore, (3 + 2 + 2 * 3) / 20, 'this replica sent 3 since the read: each of the 2 others is taken to have sent 3 too');
+    state.fleetInFlight(4, 2);
+    assert.equal(state.loadScore, (3 + 4) / 20, 'the next read replaces the guess with what they published');
+    for (const token of tokens) state.settle(token, view.now, undefined, noneEjected);
+    assert.equal(state.loadScore, 0, 'and requests finishing here are taken to finish there too (never below nothing)');
   });
 
   it('recomputes when a scrape arrives, when a request settles, and when the scrape goes stale', () => {

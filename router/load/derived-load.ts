@@ -25,6 +25,7 @@ export class DerivedLoad {
     inFlight: 0,
     othersInFlight: 0,
     othersAtScrape: 0,
+    othersDrift: 0,
     capacity: undefined,
     unseenReplicas: 0,
   };
@@ -76,6 +77,8 @@ export class DerivedLoad {
     inputs.inFlight = ledger.inFlight;
     inputs.othersInFlight = reported.othersInFlight;
     inputs.othersAtScrape = reported.othersAtScrape;
+    // Between fleet reads the others are taken to change as this replica does (see LoadInputs.othersDrift).
+    inputs.othersDrift = reported.fleetHeld ? reported.otherReplicas * (ledger.inFlight - reported.ownAtFleetRead) : 0;
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
     this.#estimatedWaiting = estimatedWaiting(inputs);

@@ -215,8 +215,8 @@ export class EndpointState implements EndpointView {
    * this endpoint (0 when it no longer knows: Redis degraded, the counts
    * expired).
    */
-  fleetInFlight(count: number): void {
-    this.#reported.fleetInFlight(count);
+  fleetInFlight(count: number, otherReplicas: number): void {
+    this.#reported.fleetInFlight(count, otherReplicas, this.#ledger.inFlight);
   }
 
   /** The shared counts are gone (Redis degraded): the scrape's share of them is forgotten too. */

@@ -34,6 +34,15 @@ export interface LoadInputs {
   readonly othersInFlight: number;
   /** {@link othersInFlight} when the scrape was taken: the engine counted those. */
   readonly othersAtScrape: number;
+  /**
+   * The other replicas' change in open requests since {@link othersInFlight}
+   * was read, taken to mirror this replica's: their number × this replica's
+   * own change since that read (0 without shared state). Replicas behind one
+   * Service get the same burst in the same milliseconds, and a fleet read
+   * is a publish interval old: without this, each replica spends the
+   * engine's room alone until the next read shows the others' sends.
+   */
+  readonly othersDrift?: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
   readonly capacity: number | undefined;
   /**
@@ -64,8 +73,9 @@ export function outstanding(input: LoadInputs): number {
   // Replicas that cannot see each other each take their share of the engine's room, not all of it:
   // three replicas with capacity configured let 8-slot engines queue 25 against a bound of 5.
   const mirrors = 1 + (input.unseenReplicas ?? 0);
-  if (scraped === undefined) return input.inFlight * mirrors + input.othersInFlight;
-  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape * mirrors + input.othersInFlight - input.othersAtScrape) + input.sentSinceScrape * mirrors;
+  const drift = input.othersDrift ?? 0;
+  if (scraped === undefined) return input.inFlight * mirrors + Math.max(0, input.othersInFlight + drift);
+  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape * mirrors + input.othersInFlight + drift - input.othersAtScrape) + input.sentSinceScrape * mirrors;
 }
 
 /**

@@ -203,10 +203,10 @@ export class LoadView {
    * the shared state no longer knows (degraded, expired), so every endpoint
    * goes back to this replica's own counts.
    */
-  fleetInFlight(others: ReadonlyMap<string, number> | undefined): void {
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0): void {
     for (const state of this.#states.values()) {
       if (others === undefined) state.forgetFleet();
-      else state.fleetInFlight(others.get(state.id) ?? 0);
+      else state.fleetInFlight(others.get(state.id) ?? 0, otherReplicas);
     }
   }
 

@@ -30,6 +30,8 @@ export class ReportedLoad {
   #scraped: ScrapedLoad | undefined;
   #learnedCapacity: number | undefined;
   #othersInFlight = 0;
+  #otherReplicas = 0;
+  #ownAtFleetRead = 0;
   #othersAtScrape = 0;
   /** The shared state holds the other replicas' counts for this endpoint (they are seen, not mirrored). */
   #fleetHeld = false;
@@ -124,14 +126,25 @@ export class ReportedLoad {
     return true;
   }
 
-  /** The shared state says the other replicas have `count` requests open to this endpoint. */
-  fleetInFlight(count: number): void {
-    if (!this.#fleetHeld) {
-      this.#fleetHeld = true;
-      this.#version++;
-    }
-    if (count === this.#othersInFlight) return;
+  /** Other live replicas at the last fleet read (0 without one). */
+  get otherReplicas(): number {
+    return this.#otherReplicas;
+  }
+
+  /** This replica's own open requests to the endpoint when the fleet was last read. */
+  get ownAtFleetRead(): number {
+    return this.#ownAtFleetRead;
+  }
+
+  /**
+   * The shared state says the `otherReplicas` other live replicas have
+   * `count` requests open to this endpoint; this replica had `own` open then.
+   */
+  fleetInFlight(count: number, otherReplicas: number, own: number): void {
+    this.#fleetHeld = true;
     this.#othersInFlight = count;
+    this.#otherReplicas = otherReplicas;
+    this.#ownAtFleetRead = own;
     this.#version++;
   }
 
@@ -140,6 +153,8 @@ export class ReportedLoad {
     this.#fleetHeld = false;
     this.#othersInFlight = 0;
     this.#othersAtScrape = 0;
+    this.#otherReplicas = 0;
+    this.#ownAtFleetRead = 0;
     this.#version++;
   }
 }

@@ -172,7 +172,7 @@ export class FleetLoad implements FleetMembership {
     this.#liveCount = live.length;
     this.#holding = true;
     this.#lastReadAt = this.#now();
-    this.#view.fleetInFlight(others);
+    this.#view.fleetInFlight(others, live.length - 1);
   }
 
   #forget(): void {
