@@ -181,7 +181,7 @@ export class LoadView {
     const limit = state.concurrencyLimit;
     state.firstByte(token, ttfbMs);
     // The safe start grew on a fast first byte: requests queued for room may go now, not at the
-    // next completion (a fresh router held 92 of 100 streams queued for a whole stream).
+    // next completion, which for a stream can be a whole answer away.
     if (limit !== undefined && state.concurrencyLimit !== limit) this.onLimitsRaised?.();
   }
 

@@ -201,9 +201,8 @@ export class SafeStartLimit {
    * without a queue (at least the limit), plus this replica's share of the
    * queue budget (whole requests; all of it when the replica count is not
    * known). Sending that many leaves at most the budget waiting at an engine
-   * that ran the rest: three replicas each taking the whole budget of 5 for
-   * their sessions left 8-slot engines 15/13/17 waiting in a cold burst
-   * (7/7/8 with a third of it each).
+   * that ran the rest; replicas that each took the whole budget would queue
+   * it once per replica.
    * Undefined once learned: the engine's own queue then decides.
    */
   get burstBound(): number | undefined {
@@ -306,13 +305,13 @@ export class SafeStartLimit {
       // from it count against the limit but not as its load. Unless the engine holds fewer requests
       // than this replica alone has open, and none it surely had are missing (those would be answers
       // on their way back): an engine that answers faster than requests travel to it and back holds
-      // only the few just sent, which no scrape can call ours, so growth from its count never came
-      // (a cold router held a 3 ms engine at 4 requests, 1,751 req/s under `ab -k -c 64`). No queue
+      // only the few just sent, which no scrape can call ours, so growth from its count never comes
+      // and the router holds a fast engine at its first limit. No queue
       // while the whole limit was in use is the evidence, as for any engine; a scrape that then shows
       // a queue hands over as usual. Only an engine that turned the whole limit over several times
       // since the last scrape is that fast: one that reads its requests late (a starved front end)
-      // shows the same few, and those on the wire to it land in its queue (a cold router grew past
-      // 8 slots + 5 queued on 0.3 s engines sharing a starved process).
+      // shows the same few, and those on the wire to it land in its queue: growing the limit there
+      // overfills it.
       const onTheWire = own <= total && total < open && this.#succeededSinceScrape >= FAST_TURNOVER * this.#limit;
       const base = onTheWire ? this.#limit : Math.min(this.#limit, total * share);
       const grown =

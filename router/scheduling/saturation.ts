@@ -66,9 +66,9 @@ export type HomeRoom = 'keep' | 'wait' | 'move';
  * cannot take it: a queue beyond its bound, KV cache at the threshold, the
  * configured per-endpoint cap. The safe start limits where *new* work goes,
  * not this: up to the burst bound the engine keeps the request, and at the
- * bound the request waits for its engine instead of moving (three replicas
- * moved 35 of 60 sessions off idle engines when the safe-start limit counted
- * as saturation).
+ * bound the request waits for its engine instead of moving: were the
+ * safe-start limit saturation, every cold replica would move sessions off
+ * idle engines.
  */
 export function homeRoom(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): HomeRoom {
   if (failsFilter(endpoint, thresholds, priority)) return 'move';

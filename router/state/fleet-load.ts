@@ -110,7 +110,7 @@ export class FleetLoad implements FleetMembership {
   }
 
   liveReplicaCount(): number {
-    // Two replicas started with Redis unreachable each took a whole burst-2 quota (4 of 8 admitted).
+    // Never fewer than the configured count: replicas that start with Redis unreachable must not each take a whole quota.
     const known = Math.max(1, this.#settings.replicas?.value ?? 1);
     return this.#liveCount === undefined ? known : this.#holding ? this.#liveCount : Math.max(this.#liveCount, known);
   }
