@@ -15,10 +15,13 @@
  *   `containerPorts`, which its ports, probes and Service use;
  * - every object refuses unknown keys (as the router does);
  * - a pods source must name a labelSelector and an endpointslices source a
- *   service (the router's cross-field check, as if/then).
+ *   service (the router's cross-field check, as if/then);
+ * - a scheduling profile names registered plugins only, each with its own
+ *   parameter schema (the router's registry check at load; plugin-schemas.ts).
  */
 import { z } from 'zod';
 import { configSchema } from '../../router/config/schema.ts';
+import { withPluginSchemas } from './plugin-schemas.ts';
 
 /** A JSON Schema node, as far as this module reads and edits it. */
 export interface JsonSchema {
@@ -335,6 +338,8 @@ export function chartConfigSchema(): JsonSchema {
     if (node.properties !== undefined && node.additionalProperties === undefined) node.additionalProperties = false;
     if (node.properties?.['apiKey'] !== undefined) node.properties['apiKey'] = { not: {}, description: SECRET_REFUSED };
   });
+  const routing = schema.properties?.['routing'] as JsonSchema;
+  withPluginSchemas((routing.properties?.['profiles'] as JsonSchema).additionalProperties as JsonSchema);
   const discovery = schema.properties?.['discovery'] as JsonSchema;
   discovery['allOf'] = [requireWhen('mode', 'pods', 'labelSelector'), requireWhen('mode', 'endpointslices', 'service')];
   const source = (discovery.properties?.['sources'] as JsonSchema).additionalProperties as JsonSchema;

@@ -144,6 +144,17 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.match(latest.stderr, /\/image\/tag/);
   });
 
+  it('a scheduling profile names registered plugins with parameters their schemas accept, as the router checks at load', async () => {
+    const profile = (p: unknown) => helm(['template', 'sy', CHART, '--set-json', `config.routing.profiles={"chat":${JSON.stringify(p)}}`]);
+    const good = await profile({ affinity: ['session', { name: 'prefix', parameters: { spread: 3 } }], scorers: [{ name: 'load-score', weight: 1 }, { name: 'kv-usage', weight: 0.2 }] });
+    assert.equal(good.code, 0, good.stderr);
+    for (const bad of [{ scorers: [{ name: 'latency', weight: 1 }] }, { affinity: [{ name: 'prefix', parameters: { spread: 0.5 } }] }, { affinity: ['sticky'] }, { filters: ['adapter'] }]) {
+      const refused = await profile(bad);
+      assert.notEqual(refused.code, 0, JSON.stringify(bad));
+      assert.match(refused.stderr, /\/config\/routing\/profiles\/chat/, JSON.stringify(bad));
+    }
+  });
+
   it('memory: request 512Mi, limit 1Gi above it, Node heap well under the limit', () => {
     for (const [name, objects] of rendered) {
       const { resources, command } = router(objects);
