@@ -8,28 +8,25 @@ const profileName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'profile
 /** A plugin's own parameters; its registered schema checks them at config load (router/scheduling/profiles/registry.ts). */
 const pluginParameters = z.record(z.string(), z.unknown()).describe("The plugin's own parameters, checked against its schema at load.");
 
+/** A list of plugins of one kind, each by name or as {name, parameters}. */
+const pluginList = (kind: string) =>
+  z
+    .array(
+      z.union([
+        z.string().min(1),
+        z.strictObject({ name: z.string().min(1).describe(`${kind} name, one of those listed under Scheduling plugins in docs/configuration.md.`), parameters: pluginParameters.optional() }),
+      ]),
+    )
+    .default([]);
+
 const schedulingProfile = z
   .strictObject({
-    filters: z
-      .array(
-        z.union([
-          z.string().min(1),
-          z.strictObject({ name: z.string().min(1).describe('Filter name, one of those listed under Scheduling plugins in docs/configuration.md.'), parameters: pluginParameters.optional() }),
-        ]),
-      )
-      .default([])
-      .describe('Filters of the profile, run in order after the built-in ones (ready, not ejected, pinned response), by name or as {name, parameters}; each narrows the candidates and is passed over when it would keep none.'),
-    affinity: z
-      .array(
-        z.union([
-          z.string().min(1),
-          z.strictObject({ name: z.string().min(1).describe('Affinity walk name.'), parameters: pluginParameters.optional() }),
-        ]),
-      )
-      .default([])
-      .describe(
-        'Affinity walks tried in order before the picker, by name or as {name, parameters}, e.g. ["session", {"name": "prefix", "parameters": {"spread": 3}}]; the walks and their parameters are listed under Scheduling plugins in docs/configuration.md.',
-      ),
+    filters: pluginList('Filter').describe(
+      'Filters of the profile, run in order after the built-in ones (ready, not ejected, pinned response), by name or as {name, parameters}; each narrows the candidates and is passed over when it would keep none.',
+    ),
+    affinity: pluginList('Affinity walk').describe(
+      'Affinity walks tried in order before the picker, by name or as {name, parameters}, e.g. ["session", {"name": "prefix", "parameters": {"spread": 3}}]; the walks and their parameters are listed under Scheduling plugins in docs/configuration.md.',
+    ),
     picker: z.enum(['weighted-max', 'round-robin']).default('weighted-max').describe('What decides when no affinity walk applies: the weighted maximum of the scorers, or round-robin.'),
     scorers: z
       .array(
