@@ -6,13 +6,8 @@
  */
 import { z } from 'zod';
 import { builtInPlugins } from '../../router/scheduling/profiles/plugins.ts';
+import type { DescribedPlugin } from '../../router/scheduling/plugin.ts';
 import type { JsonSchema } from './values-schema.ts';
-
-interface Documented {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters: z.ZodType;
-}
 
 /** Narrows `profile` (the schema of one `routing.profiles` entry) to the registered plugins, in place. */
 export function withPluginSchemas(profile: JsonSchema): void {
@@ -27,11 +22,11 @@ export function withPluginSchemas(profile: JsonSchema): void {
 }
 
 /** A plugin's name alone, or `{name, parameters}` with its parameters checked. */
-function byNameOrWithParameters(plugins: readonly Documented[]): JsonSchema {
+function byNameOrWithParameters(plugins: readonly DescribedPlugin[]): JsonSchema {
   return { anyOf: [{ type: 'string', enum: plugins.map((plugin) => plugin.name) }, ...plugins.map((plugin) => entry(plugin, {}, ['name']))] };
 }
 
-function entry(plugin: Documented, extra: Record<string, JsonSchema>, required: string[]): JsonSchema {
+function entry(plugin: DescribedPlugin, extra: Record<string, JsonSchema>, required: string[]): JsonSchema {
   const parameters = z.toJSONSchema(plugin.parameters, { io: 'input' }) as JsonSchema;
   delete parameters['$schema'];
   return {

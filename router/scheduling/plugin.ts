@@ -11,28 +11,26 @@ import type { LoadBound } from './load-bound.ts';
 import type { CandidateFilter, OrderingScorer, RatingScorer } from './pick.ts';
 
 /**
- * A rating scorer for the weighted maximum. `create` is called once per
- * profile that names the scorer, with its parameters already parsed by
- * `parameters`; the scorer it returns is owned by that profile.
+ * What every plugin shows configuration and its reference: the name a
+ * profile uses, one sentence of what it does, and its parameters (each
+ * field's `.describe()` text is its line in the reference). `create` is
+ * called once per profile that names the plugin, with its parameters already
+ * parsed; what it returns is owned by that profile.
  */
-export interface ScorerPlugin<P = unknown> {
-  /** The name configs use (`scorers: [{name}]`): lowercase words joined by dashes. */
+export interface DescribedPlugin<P = unknown> {
+  /** Lowercase words joined by dashes. */
   readonly name: string;
-  /** One sentence for the configuration reference: what the scorer rates. */
   readonly description: string;
-  /** Its parameters; each field's `.describe()` text is its line in the reference. */
   readonly parameters: z.ZodType<P>;
+}
+
+/** A rating scorer for the weighted maximum (`scorers: [{name, weight}]`). */
+export interface ScorerPlugin<P = unknown> extends DescribedPlugin<P> {
   create(parameters: P): RatingScorer;
 }
 
-/** A filter of a profile (`filters: [name]`); `create` is called once per profile that names it, with its parameters parsed. */
-export interface FilterPlugin<P = unknown> {
-  /** The name configs use (`filters: [name]`): lowercase words joined by dashes. */
-  readonly name: string;
-  /** One sentence for the configuration reference: which candidates the filter keeps. */
-  readonly description: string;
-  /** Its parameters; each field's `.describe()` text is its line in the reference. */
-  readonly parameters: z.ZodType<P>;
+/** A filter of a profile (`filters: [name]`). */
+export interface FilterPlugin<P = unknown> extends DescribedPlugin<P> {
   create(parameters: P): CandidateFilter;
 }
 
@@ -48,14 +46,8 @@ export interface AffinityDefaults {
  * two in the bounded walk picker; parameters a profile leaves out default to
  * the routing-wide settings.
  */
-export interface AffinityPlugin<P = unknown> {
-  /** The name configs use (`affinity: [name]`). */
-  readonly name: string;
-  /** One sentence for the configuration reference: which requests the walk applies to and where it sends them. */
-  readonly description: string;
+export interface AffinityPlugin<P = unknown> extends DescribedPlugin<P> {
   /** The walk reads the request's prompt-prefix facts (`RequestFacts.prefix`), which cost a hash of the prompt per request: only profiles with such a walk pay it. */
   readonly readsPromptPrefix?: boolean;
-  /** Its parameters; each field's `.describe()` text is its line in the reference. */
-  readonly parameters: z.ZodType<P>;
   create(parameters: P, defaults: AffinityDefaults): { readonly scorer: OrderingScorer; readonly bound: LoadBound };
 }

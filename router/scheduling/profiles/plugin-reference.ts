@@ -5,13 +5,8 @@
  * or walk documents itself and no list of names is kept by hand.
  */
 import { z } from 'zod';
+import type { DescribedPlugin } from '../plugin.ts';
 import type { PluginRegistry } from './registry.ts';
-
-interface Documented {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters: z.ZodType;
-}
 
 /** The Markdown lines of the section. */
 export function pluginReference(plugins: PluginRegistry): string[] {
@@ -38,7 +33,7 @@ export function pluginReference(plugins: PluginRegistry): string[] {
   ];
 }
 
-function table(plugins: readonly Documented[]): string[] {
+function table(plugins: readonly DescribedPlugin[]): string[] {
   return ['| name | what it does | parameters |', '|---|---|---|', ...plugins.map((plugin) => `| \`${plugin.name}\` | ${cell(plugin.description)} | ${cell(parameterText(plugin.parameters))} |`)];
 }
 
