@@ -53,7 +53,7 @@ export function buildEngineWatch(config: Config, deps: EngineWatchDeps): EngineW
     deps.view,
     (baseUrl, source) =>
       fetchText(capacity.probeAgent, new URL(`${baseUrl}/metrics`), { timeoutMs: config.scrape.timeoutMs, maxBytes: config.scrape.maxBytes, headers: headersFor(source) }),
-    config.scrape,
+    { ...config.scrape, evidenceIntervalMs: config.load.safeStart.enabled ? config.load.safeStart.scrapeIntervalMs : undefined },
     {
       scraped: (state, seconds, error) => {
         metrics.observeScrape(state, seconds, error !== undefined);

@@ -278,6 +278,10 @@ export class EndpointState implements EndpointView {
   get concurrencyLimit(): number | undefined {
     return this.#identity.endpoint.capacity === undefined ? this.#safeStart?.value : undefined;
   }
+  /** The safe-start limit held this replica back since the last scrape: scrape sooner (see {@link SafeStartLimit.awaitsEvidence}). */
+  get awaitsEvidence(): boolean {
+    return this.#identity.endpoint.capacity === undefined && this.#safeStart?.awaitsEvidence === true;
+  }
   get safeStartPhase(): SafeStartPhase | undefined {
     return this.#identity.endpoint.capacity === undefined ? this.#safeStart?.phase : undefined;
   }

@@ -43,6 +43,21 @@ describe('safe start limit', () => {
     assert.equal(limit.phase, 'slow-start');
   });
 
+  it('awaits evidence (a scrape soon) only while the limit held this replica back and capacity is unknown', () => {
+    const limit = new SafeStartLimit(SETTINGS);
+    limit.sent(3);
+    assert.equal(limit.awaitsEvidence, false, 'below the limit the traffic, not the limit, holds it back');
+    limit.sent(4);
+    assert.equal(limit.awaitsEvidence, true);
+    limit.scraped(0, 4, 4, undefined, 4);
+    assert.equal(limit.awaitsEvidence, false, 'the scrape answered it');
+    fill(limit, 4);
+    limit.scraped(3, 8, 4, 8, limit.value);
+    assert.equal(limit.phase, 'learned');
+    fill(limit, 0);
+    assert.equal(limit.awaitsEvidence, false, 'learned: the regular scrapes govern');
+  });
+
   it('after a queue, grows only at the second scrape without one: a single one can be the trough between two waves of a burst', () => {
     const limit = new SafeStartLimit(SETTINGS);
     assert.equal(busy(limit, 2, 8, 4, 8), 4, 'a queue never raises the limit');

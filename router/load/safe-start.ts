@@ -195,6 +195,15 @@ export class SafeStartLimit {
   }
 
   /**
+   * This replica used its whole limit since the last scrape and the engine's
+   * capacity is still unknown: the next scrape is the evidence the limit
+   * grows on (or cuts on), so it is worth taking soon.
+   */
+  get awaitsEvidence(): boolean {
+    return this.#reached && this.#phase !== 'learned';
+  }
+
+  /**
    * Requests this replica may have open to the engine for work that belongs
    * there (a session's or pinned response's engine), whatever the limit says
    * of new work: what the engine was seen running of this replica's requests

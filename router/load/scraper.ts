@@ -6,6 +6,13 @@
  * endpoint whose previous scrape is still running is skipped this round.
  * A failed scrape keeps the last good value until it goes stale.
  *
+ * An endpoint whose safe-start limit held the router back since its last
+ * scrape is also scraped at the shorter evidence interval: the limit grows
+ * only on scrapes, so on a fresh router they pace how soon a fast fleet is
+ * used whole (a burst of a few seconds otherwise ran at the first limit).
+ * It is scraped at the regular pace again once the limit no longer binds or
+ * the engine's capacity is learned.
+ *
  * Each endpoint's metrics are read in its dialect (the endpoint's own, from a
  * pod annotation or per-URL config, else the router's default): a named one
  * reads only its names, `auto` detects them from each body, and `none` is
@@ -50,6 +57,12 @@ export interface ScraperSettings {
   readonly concurrency: number;
   /** Dialect of endpoints that do not name their own. */
   readonly dialect: MetricsDialect;
+  /**
+   * How often an endpoint whose safe-start limit held the router back is
+   * scraped besides the regular rounds (`load.safeStart.scrapeIntervalMs`);
+   * undefined: only the regular rounds.
+   */
+  readonly evidenceIntervalMs?: number | undefined;
 }
 
 /** How an endpoint's metrics are read: the dialect in force and, once a scrape succeeded, the one its body spoke. */
@@ -78,6 +91,7 @@ export class Scraper {
   readonly #health = new WeakMap<EndpointState, Health>();
   readonly #queue: EndpointState[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #evidenceTimer: NodeJS.Timeout | undefined;
 
   /** @param extractors read from every scrape besides the load gauges; their series names are compiled here, once. */
   constructor(view: ScrapedView, fetch: MetricsFetcher, settings: ScraperSettings, observer: ScrapeObserver, extractors: readonly MetricExtractor[] = []) {
@@ -89,15 +103,21 @@ export class Scraper {
     this.#scanner = new ExpositionScanner(extractors);
   }
 
-  /** Starts scraping now and then every interval. */
+  /** Starts scraping now and then every interval, and endpoints awaiting evidence every evidence interval. */
   start(): void {
     this.tick();
     this.#timer = setInterval(() => this.tick(), this.#settings.intervalMs);
     this.#timer.unref();
+    const evidenceMs = this.#settings.evidenceIntervalMs;
+    if (evidenceMs !== undefined && evidenceMs < this.#settings.intervalMs) {
+      this.#evidenceTimer = setInterval(() => this.tick((state) => state.awaitsEvidence), evidenceMs);
+      this.#evidenceTimer.unref();
+    }
   }
 
   stop(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#evidenceTimer);
     this.#queue.length = 0;
   }
 
@@ -116,10 +136,13 @@ export class Scraper {
     return state.endpoint.metricsDialect ?? this.#settings.dialect;
   }
 
-  /** One round: queue every endpoint that is not being scraped already (nor exempt from scraping). */
-  tick(): void {
+  /**
+   * One round: queue every endpoint (or every one `wanted` picks) that is not
+   * being scraped already (nor exempt from scraping).
+   */
+  tick(wanted?: (state: EndpointState) => boolean): void {
     for (const state of this.#view.all()) {
-      if (this.#dialectOf(state) === 'none') continue;
+      if (this.#dialectOf(state) === 'none' || (wanted !== undefined && !wanted(state))) continue;
       if (!this.#running.has(state) && !this.#queue.includes(state)) this.#queue.push(state);
     }
     this.#drain();

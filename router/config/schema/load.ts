@@ -50,6 +50,14 @@ export const load = z
           .positive()
           .default(4)
           .describe('Requests one router replica may have open to an engine of unknown capacity at first; grows while the engine keeps up (requests; keep replicas x this near the smallest engine\'s max-num-seqs + admission.maxWaiting).'),
+        scrapeIntervalMs: z
+          .number()
+          .int()
+          .min(100)
+          .default(250)
+          .describe(
+            "While an engine's safe-start limit holds this replica back, its /metrics is scraped this often instead of every scrape.intervalMs: scrapes are the evidence the limit grows on, so the limit reaches a fast engine's capacity within a second or two instead of several (ms, >= 100).",
+          ),
         ttfbTolerance: z
           .number()
           .gt(1)
