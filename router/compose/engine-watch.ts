@@ -7,6 +7,7 @@ import { registerDiscoveryMetrics } from '../../discovery/kubernetes/discovery-m
 import { fetchText } from '../../discovery/upstream-body.ts';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
+import type { LoadView } from '../load/load-view.ts';
 import type { MetricExtractor } from '../load/metric-extractor.ts';
 import { Scraper, type ScrapedView } from '../load/scraper.ts';
 import type { RouterMetrics } from '../metrics/metrics.ts';
@@ -26,8 +27,8 @@ const METRIC_EXTRACTORS: readonly MetricExtractor[] = [];
 
 /** What {@link buildEngineWatch} reads and reports to. */
 export interface EngineWatchDeps {
-  /** The view the scrapes feed. */
-  readonly view: ScrapedView;
+  /** The view the scrapes feed, which asks for a scrape soon when a safe-start limit binds. */
+  readonly view: ScrapedView & Pick<LoadView, 'onAwaitsEvidence'>;
   readonly capacity: Capacity;
   readonly discovery: Discovery;
   readonly credentials: EngineCredentials;
@@ -64,6 +65,8 @@ export function buildEngineWatch(config: Config, deps: EngineWatchDeps): EngineW
     },
     METRIC_EXTRACTORS,
   );
+  // An endpoint whose safe-start limit binds is scraped soon: that scrape is what the limit grows on.
+  deps.view.onAwaitsEvidence = (state) => scraper.scrapeSoon(state);
   return { scraper };
 }
 

@@ -65,6 +65,12 @@ export class LoadView {
    * their first streams).
    */
   onLimitsRaised: (() => void) | undefined;
+  /**
+   * Hears that a send used the whole safe-start limit of an endpoint since
+   * its last scrape: the next scrape is the evidence the limit grows on, so
+   * the scraper takes it soon (router/load/scraper.ts `scrapeSoon`).
+   */
+  onAwaitsEvidence: ((state: EndpointState) => void) | undefined;
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
@@ -170,7 +176,10 @@ export class LoadView {
    * {@link settle}; pair every begin with exactly one settle.
    */
   begin(state: EndpointState): number {
-    return state.begin();
+    const awaited = state.awaitsEvidence;
+    const token = state.begin();
+    if (!awaited && state.awaitsEvidence) this.onAwaitsEvidence?.(state);
+    return token;
   }
 
   /**

@@ -99,28 +99,30 @@ describe('scraper with metric extractors', () => {
 });
 
 describe('scraper and the safe start', () => {
-  it("scrapes an engine whose safe-start limit held the router back at the evidence interval, and only until a scrape answered it", async () => {
+  it('scrapes an engine soon when its safe-start limit binds, at most once per evidence interval, and leaves the others to the regular rounds', async () => {
     const view = new LoadView({
       maxScrapeAgeMs: 3_000,
       defaultCapacity: 256,
       ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 },
       safeStart: { enabled: true, initialLimit: 2, queueBudget: 1, ttfbTolerance: 2 },
     });
-    // Two engine identities, both served by the stand-in: the fetcher counts scrapes per identity.
+    // Two engine identities, both served by the stand-in: the fetcher notes each scrape's start per identity.
     view.update({ version: 1, endpoints: ['http://held.engine', 'http://idle.engine'].map((url, i) => ({ id: `e${i}`, url, models: [MODEL], labels: {}, ready: true, draining: false })) });
     const [held, idle] = [...view.all()] as [EndpointState, EndpointState];
-    const scrapes = new Map<string, number>();
+    const starts = new Map<string, number[]>();
     answer = { status: 200, body: `vllm:num_requests_running{model_name="${MODEL}"} 2.0\nvllm:num_requests_waiting{model_name="${MODEL}"} 0.0\n` };
+    const gapMs = 300;
     const scraper = new Scraper(
       view,
       (base) => {
-        scrapes.set(base, (scrapes.get(base) ?? 0) + 1);
+        starts.set(base, [...(starts.get(base) ?? []), performance.now()]);
         return fetchText(agent, new URL(`${baseUrl}/metrics`), { timeoutMs: 5_000, maxBytes: 1 << 20 });
       },
-      { intervalMs: 60_000, concurrency: 4, dialect: 'auto', evidenceIntervalMs: 100 },
+      { intervalMs: 60_000, concurrency: 4, dialect: 'auto', evidenceIntervalMs: gapMs },
       { scraped: () => undefined, failing: () => undefined, recovered: () => undefined },
     );
-    const count = (url: string) => scrapes.get(url) ?? 0;
+    view.onAwaitsEvidence = (state) => scraper.scrapeSoon(state);
+    const count = (url: string) => starts.get(url)?.length ?? 0;
     /** Polls until `done` (a loaded CI host may delay a timer; the regular round is a minute away). */
     const until = async (done: () => boolean) => {
       for (const deadline = Date.now() + 5_000; !done(); ) {
@@ -132,12 +134,23 @@ describe('scraper and the safe start', () => {
     try {
       await until(() => count('http://held.engine') === 1 && count('http://idle.engine') === 1 && held.scraped !== undefined);
       view.begin(held);
+      assert.equal(held.awaitsEvidence, false, 'below the limit the traffic, not the limit, holds it back');
       view.begin(held);
       assert.equal(held.awaitsEvidence, true, 'the whole limit of 2 is in use');
       assert.equal(idle.awaitsEvidence, false);
       await until(() => count('http://held.engine') === 2 && !held.awaitsEvidence);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.deepEqual([count('http://held.engine'), count('http://idle.engine')], [2, 1], 'nothing more until the limit holds the router back again');
+      const [first = 0, second = 0] = starts.get('http://held.engine') ?? [];
+      assert.ok(second - first >= gapMs - 1, `the evidence scrape waits out the interval since the last start (${(second - first).toFixed(0)} ms)`);
+
+      // The limit binds again at once: the next scrape comes an interval after that one, not sooner.
+      view.settle(held, 1);
+      view.begin(held);
+      assert.equal(held.awaitsEvidence, true);
+      await until(() => count('http://held.engine') === 3);
+      const [, , third = 0] = starts.get('http://held.engine') ?? [];
+      assert.ok(third - second >= gapMs - 1, `${(third - second).toFixed(0)} ms`);
+      await new Promise((resolve) => setTimeout(resolve, gapMs + 100));
+      assert.deepEqual([count('http://held.engine'), count('http://idle.engine')], [3, 1], 'nothing more until the limit binds again');
     } finally {
       scraper.stop();
     }

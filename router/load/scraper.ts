@@ -6,12 +6,12 @@
  * endpoint whose previous scrape is still running is skipped this round.
  * A failed scrape keeps the last good value until it goes stale.
  *
- * An endpoint whose safe-start limit held the router back since its last
- * scrape is also scraped at the shorter evidence interval: the limit grows
- * only on scrapes, so on a fresh router they pace how soon a fast fleet is
- * used whole (a burst of a few seconds otherwise ran at the first limit).
- * It is scraped at the regular pace again once the limit no longer binds or
- * the engine's capacity is learned.
+ * An endpoint whose safe-start limit just held the router back is scraped
+ * soon besides the regular rounds ({@link Scraper.scrapeSoon}), at most once
+ * per evidence interval: the limit grows only on scrapes, so on a fresh
+ * router they pace how soon a fast fleet is used whole (a burst of a few
+ * seconds otherwise ran at the first limit). Once the limit no longer binds
+ * or the engine's capacity is learned, only the regular rounds remain.
  *
  * Each endpoint's metrics are read in its dialect (the endpoint's own, from a
  * pod annotation or per-URL config, else the router's default): a named one
@@ -58,9 +58,9 @@ export interface ScraperSettings {
   /** Dialect of endpoints that do not name their own. */
   readonly dialect: MetricsDialect;
   /**
-   * How often an endpoint whose safe-start limit held the router back is
-   * scraped besides the regular rounds (`load.safeStart.scrapeIntervalMs`);
-   * undefined: only the regular rounds.
+   * Least time between the starts of two scrapes of an endpoint when its
+   * safe-start limit asks for one ({@link Scraper.scrapeSoon};
+   * `load.safeStart.scrapeIntervalMs`); undefined: only the regular rounds.
    */
   readonly evidenceIntervalMs?: number | undefined;
 }
@@ -74,6 +74,8 @@ export interface DialectStatus {
 const NO_EXTRACTIONS: readonly MetricExtraction[] = [];
 
 interface Health {
+  /** When its last scrape started (performance.now() ms). */
+  lastStartedAt: number | undefined;
   failingSince: number | undefined;
   lastError: string | undefined;
   detected: EngineDialect | undefined;
@@ -91,7 +93,9 @@ export class Scraper {
   readonly #health = new WeakMap<EndpointState, Health>();
   readonly #queue: EndpointState[] = [];
   #timer: NodeJS.Timeout | undefined;
-  #evidenceTimer: NodeJS.Timeout | undefined;
+  /** Scrapes {@link scrapeSoon} scheduled and not yet queued. */
+  readonly #soon = new Map<EndpointState, NodeJS.Timeout>();
+  #stopped = false;
 
   /** @param extractors read from every scrape besides the load gauges; their series names are compiled here, once. */
   constructor(view: ScrapedView, fetch: MetricsFetcher, settings: ScraperSettings, observer: ScrapeObserver, extractors: readonly MetricExtractor[] = []) {
@@ -103,22 +107,39 @@ export class Scraper {
     this.#scanner = new ExpositionScanner(extractors);
   }
 
-  /** Starts scraping now and then every interval, and endpoints awaiting evidence every evidence interval. */
+  /** Starts scraping now and then every interval. */
   start(): void {
     this.tick();
     this.#timer = setInterval(() => this.tick(), this.#settings.intervalMs);
     this.#timer.unref();
-    const evidenceMs = this.#settings.evidenceIntervalMs;
-    if (evidenceMs !== undefined && evidenceMs < this.#settings.intervalMs) {
-      this.#evidenceTimer = setInterval(() => this.tick((state) => state.awaitsEvidence), evidenceMs);
-      this.#evidenceTimer.unref();
-    }
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#timer);
-    clearInterval(this.#evidenceTimer);
+    for (const timer of this.#soon.values()) clearTimeout(timer);
+    this.#soon.clear();
     this.#queue.length = 0;
+  }
+
+  /**
+   * Scrapes `state` as soon as its last scrape started an evidence interval
+   * ago: its safe-start limit just held the router back, and the next scrape
+   * is the evidence the limit grows (or cuts) on. Nothing when no evidence
+   * interval is set, or a scrape of it is already queued, running or
+   * scheduled.
+   */
+  scrapeSoon(state: EndpointState): void {
+    const gapMs = this.#settings.evidenceIntervalMs;
+    if (gapMs === undefined || this.#stopped || this.#soon.has(state) || this.#pending(state) || this.#dialectOf(state) === 'none') return;
+    const waitMs = (this.#health.get(state)?.lastStartedAt ?? Number.NEGATIVE_INFINITY) + gapMs - performance.now();
+    if (waitMs <= 0) return this.#enqueue(state);
+    const timer = setTimeout(() => {
+      this.#soon.delete(state);
+      if (!this.#pending(state)) this.#enqueue(state);
+    }, waitMs);
+    timer.unref();
+    this.#soon.set(state, timer);
   }
 
   /** The last scrape error of an endpoint while its scrapes are failing. */
@@ -136,15 +157,21 @@ export class Scraper {
     return state.endpoint.metricsDialect ?? this.#settings.dialect;
   }
 
-  /**
-   * One round: queue every endpoint (or every one `wanted` picks) that is not
-   * being scraped already (nor exempt from scraping).
-   */
-  tick(wanted?: (state: EndpointState) => boolean): void {
+  /** One round: queue every endpoint that is not being scraped already (nor exempt from scraping). */
+  tick(): void {
     for (const state of this.#view.all()) {
-      if (this.#dialectOf(state) === 'none' || (wanted !== undefined && !wanted(state))) continue;
-      if (!this.#running.has(state) && !this.#queue.includes(state)) this.#queue.push(state);
+      if (this.#dialectOf(state) === 'none') continue;
+      if (!this.#pending(state)) this.#queue.push(state);
     }
+    this.#drain();
+  }
+
+  #pending(state: EndpointState): boolean {
+    return this.#running.has(state) || this.#queue.includes(state);
+  }
+
+  #enqueue(state: EndpointState): void {
+    this.#queue.push(state);
     this.#drain();
   }
 
@@ -164,6 +191,7 @@ export class Scraper {
     const started = performance.now();
     let error: string | undefined;
     const dialect = this.#dialectOf(state);
+    this.#healthOf(state).lastStartedAt = started;
     this.#view.markScrapeStart(state);
     try {
       const body = await this.#fetch(state.endpoint.url, state.endpoint.source);
@@ -183,7 +211,7 @@ export class Scraper {
 
   #healthOf(state: EndpointState): Health {
     let health = this.#health.get(state);
-    if (health === undefined) this.#health.set(state, (health = { failingSince: undefined, lastError: undefined, detected: undefined }));
+    if (health === undefined) this.#health.set(state, (health = { lastStartedAt: undefined, failingSince: undefined, lastError: undefined, detected: undefined }));
     return health;
   }
 

@@ -56,7 +56,7 @@ export const load = z
           .min(100)
           .default(250)
           .describe(
-            "While an engine's safe-start limit holds this replica back, its /metrics is scraped this often instead of every scrape.intervalMs: scrapes are the evidence the limit grows on, so the limit reaches a fast engine's capacity within a second or two instead of several (ms, >= 100).",
+            "When a send uses an engine's whole safe-start limit, its /metrics is scraped at once, or this long after its last scrape started, besides the scrape.intervalMs rounds: scrapes are the evidence the limit grows on, so it reaches a fast engine's capacity within a second or two instead of several (ms, >= 100).",
           ),
         ttfbTolerance: z
           .number()
