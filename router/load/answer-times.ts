@@ -40,10 +40,19 @@ export class AnswerTimes {
     return Math.floor((capacity / this.#serviceMs) * REFILL_MS);
   }
 
-  /** See EndpointView.drainRate; `inFlight` is this replica's open requests to the engine. */
-  drainRate(now: number, inFlight: number): number {
+  /**
+   * See EndpointView.drainRate; `inFlight` is this replica's open requests
+   * to the engine, `capacity` the engine's (configured or learned) and
+   * `replicas` the router replicas sharing it, when known.
+   */
+  drainRate(now: number, inFlight: number, capacity?: number, replicas?: number): number {
     const recent = this.#completions.at(now);
     if (this.#serviceMs === undefined || this.#serviceMs <= 0) return recent;
-    return Math.max(recent, (inFlight * 1000) / this.#serviceMs);
+    // A full engine finishes `capacity` requests per answer time, and replicas that take turns at it
+    // share that evenly. What this replica happened to finish or have open is one draw of that
+    // share: three replicas sizing their queue gates by it shed up to a tenth of a burst that one
+    // router served whole.
+    const share = capacity === undefined || replicas === undefined ? 0 : (capacity * 1000) / this.#serviceMs / Math.max(1, replicas);
+    return Math.max(recent, (inFlight * 1000) / this.#serviceMs, share);
   }
 }

@@ -63,6 +63,19 @@ describe('endpoint state owns its bookkeeping', () => {
     assert.equal(state.queueAllowance, 1, '64 slots, 100 ms each: what it drains in the 2 ms a refill takes');
   });
 
+  it("drains at least its even share of a full engine's rate when the replica count is known", () => {
+    const view = { ...clock(), replicas: { value: 4 } };
+    const state = new EndpointState({ ...endpoint, capacity: 8 }, view);
+    state.settle(state.begin(), view.now, undefined, census(1), 250);
+    view.now += 1_000;
+    assert.equal(state.drainRate(view.now), 8, '8 slots of 250 ms drain 32 a second, a quarter of it this replica\'s (it finished only one)');
+    state.fleetInFlight(0, 1);
+    assert.equal(state.drainRate(view.now), 16, 'the shared state names one other live replica: half');
+    const unknown = new EndpointState({ ...endpoint, capacity: 8 }, clock());
+    unknown.settle(unknown.begin(), view.now, undefined, census(1), 250);
+    assert.equal(unknown.drainRate(view.now + 1_000), 0.5, 'replica count unknown: only what it finished');
+  });
+
   it('asks the set how many endpoints are ejected only when a failure could eject one more', () => {
     const view = clock();
     const state = new EndpointState(endpoint, view);

@@ -264,7 +264,12 @@ export class EndpointState implements EndpointView {
     return this.#answers.queueAllowance(this.#derived.capacity);
   }
   drainRate(now: number): number {
-    return this.#answers.drainRate(now, this.#ledger.inFlight);
+    return this.#answers.drainRate(now, this.#ledger.inFlight, this.#derived.capacity, this.#replicas);
+  }
+
+  /** Router replicas sharing the engine: the live ones the shared state names, else the counted or configured count; undefined when unknown. */
+  get #replicas(): number | undefined {
+    return this.#reported.fleetHeld ? this.#reported.otherReplicas + 1 : this.#view.replicas?.value;
   }
   /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
   get serviceMs(): number | undefined {

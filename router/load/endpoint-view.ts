@@ -63,7 +63,12 @@ export interface EndpointView {
    * or while the safe start grows); the second follows it at once, counts
    * only this replica's share of an engine others also use, and takes the
    * engine's own queue in its stride (queued requests are open, and their
-   * answers take longer).
+   * answers take longer). With the replica count known (the shared state's
+   * live replicas, else `load.replicasFromService` or `load.replicas`), at
+   * least this replica's even share of a full engine's drain (capacity over
+   * the mean answer time), which the queue gate needs when every engine is
+   * full: what one replica finished lately swings with the turns replicas
+   * happen to get.
    */
   drainRate(now: number): number;
 
