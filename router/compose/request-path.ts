@@ -172,11 +172,16 @@ function requestHooks(config: Config, deps: RequestPathDeps): RequestHooks {
   ];
   // Without Redis, rendezvous hashing keeps sessions together: nothing to look up or store.
   const sessions = deps.shared.redis?.sessions;
-  if (sessions !== undefined) hooks.push(new SessionAssignmentHook(sessions));
+  if (sessions !== undefined) hooks.push(new SessionAssignmentHook(sessions, (engine) => underPressure(deps.view.byId(engine))));
   const accessLog = new AccessLog(config.accessLog, deps.accessLogOut);
   if (accessLog.enabled) hooks.push(accessLog);
   if (deps.tracer !== undefined) hooks.push(spanEnd);
   return new RequestHooks(hooks);
+}
+
+/** A queue estimated or shown at the engine: where a replica may move sessions off (see SessionAssignmentHook). */
+function underPressure(state: EndpointState | undefined): boolean {
+  return state !== undefined && (state.estimatedWaiting > 0 || (!state.stale && (state.scraped?.waiting ?? 0) > 0));
 }
 
 /** The authentication and quota stages, counted in the shared-state metrics; undefined without API keys. */

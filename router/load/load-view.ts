@@ -162,6 +162,11 @@ export class LoadView {
   }
 
   /** Every endpoint in the current set. */
+  /** The endpoint with this id, if it is in the set. */
+  byId(id: string): EndpointState | undefined {
+    return this.#states.get(id);
+  }
+
   all(): Iterable<EndpointState> {
     return this.#states.values();
   }

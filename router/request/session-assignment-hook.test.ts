@@ -42,6 +42,19 @@ describe('session assignment hook', () => {
     assert.deepEqual(sessions.calls, ['cached s1']);
   });
 
+  it('reads a copy that names an engine under pressure again from Redis, where another replica may have moved the session', async () => {
+    const sessions = assignments('e5', 'e2');
+    const request = facts('s1');
+    const pending = new SessionAssignmentHook(sessions, (engine) => engine === 'e2').prepare(request);
+    assert.ok(pending instanceof Promise, 'not the copy: e2 shows a queue here');
+    await pending;
+    assert.equal(request.assignedEndpoint, 'e5', 'the engine the session was moved to');
+    assert.deepEqual(sessions.calls, ['cached s1', 'lookUp s1 client-s1']);
+    const calm = facts('s1');
+    assert.equal(new SessionAssignmentHook(sessions, (engine) => engine === 'e9').prepare(calm), undefined, 'a copy naming an engine without a queue is taken as before');
+    assert.equal(calm.assignedEndpoint, 'e2');
+  });
+
   it('looks the session up (with the client key for a rolling upgrade) and sets its engine', async () => {
     const sessions = assignments('e3');
     const request = facts('s1');

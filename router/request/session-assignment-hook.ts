@@ -8,6 +8,10 @@
  * The replica's recent copy of an assignment answers without a promise, so
  * only a session the replica has not seen lately waits for Redis, at most
  * one lookup per request; a request without a session key waits for nothing.
+ * A copy that names an engine under pressure (a queue estimated or shown:
+ * where another replica may have just moved sessions off) is read again
+ * from Redis: kept, it sent a moved session back to its old engine until
+ * the copy expired, an engine change no replica counted as a move.
  */
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import type { SessionName } from '../state/session-names.ts';
@@ -28,9 +32,12 @@ export interface SessionAssignmentsLookup {
 
 export class SessionAssignmentHook implements RequestHook {
   readonly #sessions: SessionAssignmentsLookup;
+  readonly #underPressure: (engine: string) => boolean;
 
-  constructor(sessions: SessionAssignmentsLookup) {
+  /** `underPressure`: the engine with this id shows or is estimated to have a queue at this replica (another may move sessions off it). */
+  constructor(sessions: SessionAssignmentsLookup, underPressure: (engine: string) => boolean = () => false) {
     this.#sessions = sessions;
+    this.#underPressure = underPressure;
   }
 
   /** Sets `assignedEndpoint` (assigned), or `placeSession` (none stored); neither when Redis did not answer. */
@@ -39,7 +46,7 @@ export class SessionAssignmentHook implements RequestHook {
     // The classify stage named it: a SessionName, never the client's key.
     const name = facts.sessionKey as SessionName;
     const cached = this.#sessions.cached(name);
-    if (cached !== undefined) {
+    if (cached !== undefined && !this.#underPressure(cached)) {
       facts.assignedEndpoint = cached;
       return undefined;
     }
