@@ -24,7 +24,7 @@ function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: rea
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
     maxWaiting: undefined,
-    homeWaitMs: 1_000,
+    homeWaitMs: () => 1_000,
     observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
     now: () => 0,
   });
@@ -43,7 +43,7 @@ function homeAdmission(queue: WaitQueue<Engine>, homeWaitMs: number): { control:
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
     maxWaiting: undefined,
-    homeWaitMs,
+    homeWaitMs: (engine) => (engine === home ? homeWaitMs : 0),
     observer: { shed: () => undefined, queued: () => undefined, waited: () => undefined },
     now: () => 0,
   });
@@ -69,7 +69,7 @@ describe('a request waiting for its own engine', () => {
     assert.deepEqual(decided.map((f) => f.mayWaitForHome), [undefined, false]);
   });
 
-  it('waits in the router queue for at most homeWaitMs, then goes where new work goes', async () => {
+  it('waits in the router queue for at most its engine\'s homeWaitMs, then goes where new work goes', async () => {
     const queue = new WaitQueue<Engine>({ maxLength: 100, maxWaitMs: 10_000 });
     const { control } = homeAdmission(queue, 50);
     const pending = control.admit({ ...facts, sessionKey: 'k' }, 'normal', new AbortController().signal);

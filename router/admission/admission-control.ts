@@ -42,12 +42,11 @@ export interface AdmissionControlDeps<T extends AdmissionCandidate> {
   /** Fixed engine queue bound; undefined: each endpoint's own allowance. */
   readonly maxWaiting: number | undefined;
   /**
-   * Longest a request waits in the router queue for its own engine at that
-   * engine's burst bound before it goes where new work goes (ms): the bound
-   * rises at scrapes that show room, so a few scrape intervals without that
-   * say the engine takes no more for now.
+   * Longest a request waits in the router queue for its own engine (the
+   * schedule's `waitsFor`) before it goes where new work goes (ms); see
+   * router/scheduling/saturation.ts, homeWaitMs.
    */
-  readonly homeWaitMs: number;
+  homeWaitMs(engine: T): number;
   readonly observer: AdmissionObserver;
   now(): number;
 }
@@ -141,7 +140,8 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     // Requests of one model and priority (and own engine) get the same answer from a saturated fleet.
     const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
     const waitedEnough = { ...facts, mayWaitForHome: false };
-    const decideQueued = () => deps.decide(performance.now() - started < deps.homeWaitMs ? facts : waitedEnough, priority);
+    const homeWaitMs = decision.waitsFor === undefined ? 0 : deps.homeWaitMs(decision.waitsFor);
+    const decideQueued = () => deps.decide(performance.now() - started < homeWaitMs ? facts : waitedEnough, priority);
     const outcome = await deps.queue.wait(priority, decideQueued, signal, key, tenant);
     deps.observer.waited((performance.now() - started) / 1000);
     switch (outcome.kind) {

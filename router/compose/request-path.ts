@@ -31,11 +31,12 @@ import { TenantGate } from '../request/tenant-gate.ts';
 import { answerer } from '../server/traffic-listener.ts';
 import { trustedProxies } from '../server/trusted-proxies.ts';
 import type { Capacity } from './capacity.ts';
+import { homeWaitMs } from '../scheduling/saturation.ts';
 import type { Scheduling } from './scheduling.ts';
 import type { Secrets } from './secrets.ts';
 import type { SharedState } from './shared-state.ts';
 
-/** Scrape intervals a request waits for its own engine at the engine's burst bound before it goes elsewhere (see AdmissionControl). */
+/** Scrape intervals a request waits at most for its own engine before it goes elsewhere (see router/scheduling/saturation.ts, homeWaitMs). */
 const HOME_WAIT_SCRAPES = 3;
 
 /** The request path; the router stops the shed log. */
@@ -121,7 +122,7 @@ function admissionControl(config: Config, deps: RequestPathDeps, shedLog: ShedLo
     // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
     gauges: () => ({ inFlight: capacity.openRequests.count, connections: capacity.connections.count, lagMs: capacity.lag.sustainedLagMs }),
     maxWaiting: config.admission.maxWaiting,
-    homeWaitMs: HOME_WAIT_SCRAPES * config.scrape.intervalMs,
+    homeWaitMs: (engine) => homeWaitMs(engine, HOME_WAIT_SCRAPES * config.scrape.intervalMs),
     now: Date.now,
     observer: {
       shed: (reason, priority) => {

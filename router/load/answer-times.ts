@@ -1,7 +1,9 @@
 /**
  * How fast one engine answers this replica: the mean time of complete
  * successful answers and the completions per second, which size the
- * engine's queue allowance and the Retry-After of a shed request.
+ * engine's queue allowance and the Retry-After of a shed request, and the
+ * mean time to first byte, which bounds how long a request waits for its
+ * own engine's next free slot.
  */
 import { CompletionRate } from './completion-rate.ts';
 
@@ -14,18 +16,30 @@ import { CompletionRate } from './completion-rate.ts';
  * priorities and deadlines apply.
  */
 const REFILL_MS = 2;
-/** Weight of the newest answer in the service-time average. */
+/** Weight of the newest answer in the service-time and first-byte averages. */
 const SERVICE_ALPHA = 0.1;
 
 /** One endpoint's answer times; told of every settled request by its endpoint state. */
 export class AnswerTimes {
   /** Moving average of complete successful answers' durations (ms), from send to last byte. */
   #serviceMs: number | undefined;
+  /** Moving average of successful answers' time to first byte (ms). */
+  #firstByteMs: number | undefined;
   readonly #completions = new CompletionRate();
 
   /** Mean time (ms) of complete successful answers, send to last byte, once one was seen. */
   get serviceMs(): number | undefined {
     return this.#serviceMs;
+  }
+
+  /** Mean time (ms) from send to a successful answer's first byte, once one was seen. */
+  get firstByteMs(): number | undefined {
+    return this.#firstByteMs;
+  }
+
+  /** A successful answer's first byte came `ms` after its request was sent. */
+  firstByte(ms: number): void {
+    this.#firstByteMs = this.#firstByteMs === undefined ? ms : this.#firstByteMs + SERVICE_ALPHA * (ms - this.#firstByteMs);
   }
 
   /** A request ended at `now` (epoch ms); `serviceMs` is set for a complete successful answer. */

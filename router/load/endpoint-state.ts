@@ -128,7 +128,12 @@ export class EndpointState implements EndpointView {
 
   /** The first response byte of stream `token` arrived `ttfbMs` after it was sent: how fast the engine starts new work. */
   firstByte(token: number, ttfbMs: number): void {
+    this.#answers.firstByte(ttfbMs);
     this.#safeStart?.firstByte(token, ttfbMs, this.#ledger.inFlight);
+  }
+
+  get firstByteMs(): number | undefined {
+    return this.#answers.firstByteMs;
   }
 
   /**

@@ -55,6 +55,8 @@ export interface EndpointView {
    * fastest): the router's own queue holds the rest.
    */
   readonly queueAllowance: number;
+  /** Mean time (ms) from send to a successful answer's first byte from this replica, once one was seen: about what a request costs the engine before it answers (its prefill). */
+  readonly firstByteMs: number | undefined;
   /**
    * Requests of this replica's per second the engine finishes at `now`
    * (epoch ms), as best known: what it finished lately, or the requests open

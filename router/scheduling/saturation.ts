@@ -40,6 +40,8 @@ export interface SaturationInputs {
   readonly burstBound?: number | undefined;
   /** Requests the engine may keep waiting, bounded in time (router/load/endpoint-view.ts); used when no fixed maxWaiting is set. */
   readonly queueAllowance: number;
+  /** Mean time (ms) to the engine's first byte from this replica, once seen; bounds the wait for its next free slot. */
+  readonly firstByteMs?: number | undefined;
 }
 
 /**
@@ -64,15 +66,37 @@ export type HomeRoom = 'keep' | 'wait' | 'move';
  * {@link HomeRoom} of `endpoint` for a request that belongs there. Moving a
  * conversation costs its KV cache, so it moves only when the engine really
  * cannot take it: a queue beyond its bound, KV cache at the threshold, the
- * configured per-endpoint cap. The safe start limits where *new* work goes,
- * not this: up to the burst bound the engine keeps the request, and at the
- * bound the request waits for its engine instead of moving: were the
+ * configured per-endpoint cap. A batch that is merely full (every slot
+ * busy, nothing waiting) frees a slot soon, so the request waits for it
+ * (bounded by {@link homeWaitMs}). The safe start limits where *new* work
+ * goes, not this: up to the burst bound the engine keeps the request, and at
+ * the bound the request waits for its engine instead of moving: were the
  * safe-start limit saturation, every cold replica would move sessions off
  * idle engines.
  */
 export function homeRoom(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): HomeRoom {
-  if (failsFilter(endpoint, thresholds, priority)) return 'move';
+  if (failsFilter(endpoint, thresholds, priority)) return merelyFull(endpoint, thresholds, priority) ? 'wait' : 'move';
   return endpoint.burstBound !== undefined && endpoint.inFlight >= endpoint.burstBound ? 'wait' : 'keep';
+}
+
+/**
+ * How long (ms) a request may wait in the router queue for its own engine
+ * (`homeRoom` said `wait`) before it goes where new work goes. At a full
+ * batch with no queue: about what the move would cost, the engine's mean
+ * time to first byte (its prefill of the request; a moved conversation pays
+ * at least that elsewhere), so a slot that frees within it keeps the cache
+ * and one that does not costs the request no more than the move would. At
+ * the safe start's burst bound, `boundWaitMs`: that bound rises at scrapes
+ * that show room. Never more than `boundWaitMs`.
+ */
+export function homeWaitMs(endpoint: Pick<SaturationInputs, 'wouldQueue' | 'burstBound' | 'firstByteMs'>, boundWaitMs: number): number {
+  if (endpoint.burstBound !== undefined || !endpoint.wouldQueue) return boundWaitMs;
+  return Math.min(boundWaitMs, endpoint.firstByteMs ?? 0);
+}
+
+/** Fails the saturation filter only because the batch is full: no queue shows, KV cache and the per-endpoint cap allow one more. */
+function merelyFull(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
+  return endpoint.wouldQueue && endpoint.estimatedWaiting === 0 && !failsFilter({ ...endpoint, wouldQueue: false }, thresholds, priority);
 }
 
 /** Saturated by what the engine shows (queue, KV cache) or the configured per-endpoint cap: no request should be added. */

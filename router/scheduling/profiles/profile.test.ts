@@ -5,7 +5,7 @@ import { loadScoreScorer } from '../scorers/load-score.ts';
 import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
 import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
-import { homeRoom, isSaturated } from '../saturation.ts';
+import { homeRoom, homeWaitMs, isSaturated } from '../saturation.ts';
 import { SchedulingProfile } from './profile.ts';
 import { ep, facts, seeded, type FakeCandidate } from '../../../tests/kit/scheduling-fixtures.ts';
 
@@ -119,6 +119,33 @@ describe('scheduling profile', () => {
       const moved = profile.schedule(facts({ sessionKey: 'k' }), ['a', 'b', 'c'].map((id) => (id === home ? sat(id) : ep(id))), limited, room);
       assert.equal(moved.kind, 'admit');
       if (moved.kind === 'admit') assert.notEqual(ids(moved.attempts)[0], home);
+    });
+
+    it('waits for its engine when the batch is merely full (no queue shows), and moves once a queue shows', () => {
+      // The adaptive default: no queue allowance, so a full batch fails the filter for new work.
+      const adaptive = { kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
+      const full = (id: string, extra: Partial<FakeCandidate> = {}) => ep(id, 0.01, { inFlight: 8, wouldQueue: true, firstByteMs: 40, ...extra });
+      const home = homeOf('k', [ep('a'), ep('b'), ep('c')]);
+      const pods = (engine: FakeCandidate) => ['a', 'b', 'c'].map((id) => (id === home ? engine : ep(id)));
+      const newWork = (c: FakeCandidate) => isSaturated(c, adaptive);
+      const ownRoom = (c: FakeCandidate) => homeRoom(c, adaptive);
+      assert.equal(newWork(full(home)), true, 'a full engine takes no new work');
+      const waits = profile.schedule(facts({ sessionKey: 'k' }), pods(full(home)), newWork, ownRoom);
+      assert.equal(waits.kind === 'saturated' ? waits.waitsFor?.id : waits.kind, home);
+      for (const failing of [full(home, { estimatedWaiting: 1 }), full(home, { kvCacheUsage: 0.95 })]) {
+        const moved = profile.schedule(facts({ sessionKey: 'k' }), pods(failing), newWork, ownRoom);
+        assert.ok(moved.kind === 'admit' && ids(moved.attempts)[0] !== home, 'a queue or a full KV cache moves it');
+      }
+      // Without the router queue's wait (waited long enough), a full engine lets it go where new work goes.
+      const released = profile.schedule(facts({ sessionKey: 'k', mayWaitForHome: false }), pods(full(home)), newWork, ownRoom);
+      assert.ok(released.kind === 'admit' && ids(released.attempts)[0] !== home);
+    });
+
+    it('waits for a full batch about one first byte of the engine, and at the burst bound a few scrapes', () => {
+      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: 40 }, 750), 40);
+      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: 5_000 }, 750), 750, 'never beyond the cap');
+      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: undefined }, 750), 0, 'no first byte seen: no wait');
+      assert.equal(homeWaitMs({ wouldQueue: false, burstBound: 5, firstByteMs: 40 }, 750), 750);
     });
 
     it('does the same for a shared assignment and a pinned response', () => {
