@@ -27,6 +27,16 @@ export interface Endpoint {
    * will ask the endpoint); an endpoint with unknown models is not routable.
    */
   readonly models: readonly string[] | undefined;
+  /**
+   * The LoRA adapters among its models, as the endpoint's own `/v1/models`
+   * reported them: adapter id → base model id (vLLM's `parent`), one entry
+   * per model that has a parent. Absent when none does, and always for
+   * endpoints whose models a label, annotation or config named (they carry no
+   * parents). May name ids that `models` no longer holds (a model allow-list
+   * drops from `models` only): read it for the models you hold, never as a
+   * list of models served. Informational: routing goes by `models` alone.
+   */
+  readonly adapters?: ReadonlyMap<string, string>;
   /** Labels from the source (pod labels, or empty for static endpoints). */
   readonly labels: Readonly<Record<string, string>>;
   /** The source considers it able to take new requests (e.g. pod Ready). */

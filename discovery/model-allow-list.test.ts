@@ -115,7 +115,7 @@ describe('model allow-lists', () => {
       inner,
       (url, source) => {
         asked.push(`${String(source)} ${url}`);
-        return Promise.resolve(['llama-prod']);
+        return Promise.resolve([{ id: 'llama-prod' }]);
       },
       { intervalMs: 60_000, retryMs: 10 },
     );

@@ -182,7 +182,7 @@ describe('upstream bodies: every status and body shape settles, nothing escapes 
         const label = `probe ${status} ${body}`;
         const outcome = await settle(probe(status, body));
         if (status !== 200) assertRejects(outcome, new RegExp(`^answered ${status}$`), label);
-        else if (body === 'short') assert.deepEqual(outcome, { ok: true, value: ['m'] }, label);
+        else if (body === 'short') assert.deepEqual(outcome, { ok: true, value: [{ id: 'm' }] }, label);
         else if (body === 'long' || body === 'declared') assertRejects(outcome, /^body larger than 1048576 bytes$/, label);
         else assertRejects(outcome, /./, label); // empty: not JSON; truncated: cut
         await assertClean(label, () => probe(200, 'short'));

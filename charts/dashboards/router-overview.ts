@@ -145,7 +145,7 @@ const routing: RowSpec = {
   panels: [
     {
       title: 'Routing decisions by policy and outcome',
-      description: 'Decisions per second: affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, pinned, assigned, placed, least_load, round_robin, by the scheduling profile that made them.',
+      description: 'Decisions per second: affinity_hit, affinity_spill, no_key_fallback, prefix_hit, prefix_spill, prefix_fallback, lora_hit, lora_spill, pinned, assigned, placed, least_load, round_robin, by the scheduling profile that made them.',
       unit: 'ops',
       width: 24,
       queries: [{ expr: sumRate(['policy', 'outcome'], 'switchyard_policy_decisions_total', ROUTER), legend: '{{policy}} {{outcome}}' }],

@@ -61,6 +61,12 @@ const SCENARIOS: readonly ScenarioEntry[] = [
     run: async (argv) => (await import('./routing-quality.ts')).routingQuality(argv),
   },
   {
+    name: 'lora',
+    title: 'LoRA: adapter-aware scheduling against least-load',
+    about: 'Four engines with two adapter slots each (a swap-in costs 150 ms) serve eight adapters of Zipf popularity; the same Poisson arrivals through a fresh router per policy at 70% and 110% of what the engines serve without swaps, 3 interleaved rounds. Bars (medians): adapter swaps per 1,000 requests ≤ 0.3× and TTFT p99 ≤ 0.7× least-load, without shedding more.',
+    run: async (argv) => (await import('./lora.ts')).lora(argv),
+  },
+  {
     name: 'large-prompts',
     title: 'Large prompts: 200 KB bodies at rising concurrency',
     about: 'Streaming chat with a 200 KB prompt through each proxy (pinned to core 0) vs the engine directly, with the bare `node:http` + undici forwarder (which reads each body before it forwards, as a router must) as the floor Node allows. Reports the time to first token each proxy adds and its CPU per request against the bare forwarder\'s; `--cpu-prof DIR` profiles the router and the forwarder; `--before DIR` measures another checkout of switchyard (an earlier commit) beside them. Bar: switchyard TTFT p50 ≤ 1.2× nginx at each concurrency.',

@@ -5,6 +5,7 @@
  * token is a timer that fires a little late).
  */
 import { Pool } from 'undici';
+import type { SimKnobs } from '../sim/knobs.ts';
 import { EngineSimulator } from '../sim/server.ts';
 import { streamChat } from './sse-client.ts';
 
@@ -17,6 +18,12 @@ export interface EngineSpec {
   readonly ttftMs: number;
   readonly itlMs: number;
   readonly outputTokens: number;
+  /** LoRA adapter slots (vLLM max_loras); absent or 0: LoRA off. */
+  readonly loraSlots?: number;
+  /** Time to swap an adapter into a slot (ms); the simulator's default (200) when absent. */
+  readonly loraLoadMs?: number;
+  /** Adapter names the engine serves next to the base model (used when loraSlots > 0). */
+  readonly loraAdapters?: readonly string[];
 }
 
 /**
@@ -49,10 +56,19 @@ export function fleetCapacityPerS(specs: readonly EngineSpec[], serviceMs: reado
 /** Started simulators, in {@link FLEET} order. The caller closes them with {@link closeSimulatedFleet}. */
 export async function startSimulatedFleet(model: string, specs: readonly EngineSpec[] = FLEET): Promise<EngineSimulator[]> {
   const engines = specs.map(
-    (spec, i) => new EngineSimulator({ model, seed: i + 1, knobs: { maxSeqs: spec.maxSeqs, ttftMs: spec.ttftMs, itlMs: spec.itlMs, outputTokens: spec.outputTokens } }),
+    (spec, i) => new EngineSimulator({ model, seed: i + 1, knobs: { maxSeqs: spec.maxSeqs, ttftMs: spec.ttftMs, itlMs: spec.itlMs, outputTokens: spec.outputTokens, ...loraKnobs(spec) } }),
   );
   await Promise.all(engines.map((engine) => engine.listen()));
   return engines;
+}
+
+/** The spec's LoRA settings as simulator knobs; only those it sets, so the simulator's defaults fill the rest. */
+function loraKnobs(spec: EngineSpec): Partial<SimKnobs> {
+  const knobs: Partial<SimKnobs> = {};
+  if (spec.loraSlots !== undefined) knobs.loraSlots = spec.loraSlots;
+  if (spec.loraLoadMs !== undefined) knobs.loraLoadMs = spec.loraLoadMs;
+  if (spec.loraAdapters !== undefined) knobs.loraAdapters = spec.loraAdapters.join(',');
+  return knobs;
 }
 
 /** Closes every simulator (destroying open connections). */

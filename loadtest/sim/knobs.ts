@@ -46,6 +46,16 @@ export interface SimKnobs {
   blockTokens: number;
   /** Prefill rate in prompt tokens per second, shared FIFO by the engine's requests; uncached tokens delay the first token by tokens ÷ rate. 0: off (only `ttftMs`). Needs kvBlocks > 0. */
   prefillTps: number;
+  /**
+   * LoRA adapter slots (vLLM's `--max-loras`) for the adapter model
+   * (engine-lora.ts); 0 turns LoRA off: adapter names are unknown models and
+   * no `vllm:lora_requests_info` is exported. Engine-wide, like kvBlocks.
+   */
+  loraSlots: number;
+  /** Time to swap an adapter into a slot (ms); delays the first token of the request that swapped it in (and of any that start while it loads). Engine-wide. */
+  loraLoadMs: number;
+  /** Adapter names the engine serves next to its base model, comma-separated (vLLM's `--lora-modules`). Engine-wide; needs loraSlots > 0. */
+  loraAdapters: string;
 }
 
 /** Defaults: a small, quick engine. */
@@ -68,6 +78,9 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   kvBlocks: 0,
   blockTokens: 16,
   prefillTps: 0,
+  loraSlots: 0,
+  loraLoadMs: 200,
+  loraAdapters: '',
 });
 
 const KEYS = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];
@@ -77,8 +90,12 @@ export function kebabKnob(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-function parseValue(key: keyof SimKnobs, raw: string): number | boolean {
+/** A knob's value as a header or flag gives it; strings (lists) are taken as written. */
+type KnobValue = number | boolean | string;
+
+function parseValue(key: keyof SimKnobs, raw: string): KnobValue {
   if (typeof DEFAULT_KNOBS[key] === 'boolean') return raw === '' || raw === 'true' || raw === '1';
+  if (typeof DEFAULT_KNOBS[key] === 'string') return raw;
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`--${kebabKnob(key)}: expected a non-negative number, got ${JSON.stringify(raw)}`);
   return value;
@@ -92,7 +109,7 @@ export function knobsForRequest(base: Readonly<SimKnobs>, headers: Readonly<Reco
     if (typeof raw !== 'string') continue;
     try {
       out ??= { ...base };
-      (out as unknown as Record<string, number | boolean>)[key] = parseValue(key, raw);
+      (out as unknown as Record<string, KnobValue>)[key] = parseValue(key, raw);
     } catch {
       // a test helper header with a bad value: keep the process default
     }
@@ -116,12 +133,16 @@ export function knobsFromFlags(argv: readonly string[]): { knobs: SimKnobs; rest
     let raw = inline;
     if (raw === undefined && typeof DEFAULT_KNOBS[key] !== 'boolean') raw = argv[++i];
     if (raw === undefined && typeof DEFAULT_KNOBS[key] !== 'boolean') throw new Error(`--${flag} needs a value`);
-    (knobs as unknown as Record<string, number | boolean>)[key] = parseValue(key, raw ?? '');
+    (knobs as unknown as Record<string, KnobValue>)[key] = parseValue(key, raw ?? '');
   }
   return { knobs, rest };
 }
 
 /** Help lines for the knobs. */
 export function knobsHelp(): string {
-  return KEYS.map((key) => `  --${kebabKnob(key)} ${typeof DEFAULT_KNOBS[key] === 'boolean' ? '' : 'N '}(default ${String(DEFAULT_KNOBS[key])})`).join('\n');
+  return KEYS.map((key) => {
+    const value = DEFAULT_KNOBS[key];
+    const arg = typeof value === 'boolean' ? '' : typeof value === 'string' ? 'A,B ' : 'N ';
+    return `  --${kebabKnob(key)} ${arg}(default ${value === '' ? 'none' : String(value)})`;
+  }).join('\n');
 }

@@ -6,6 +6,7 @@
  * runs end to end. The fixtures in tests/fixtures/engine-metrics/, not
  * this file, are the record of what each engine's release really serves.
  */
+import { renderLoraMetrics, type LoraGauges } from './lora-info.ts';
 
 /** vLLM's TTFT histogram bucket edges (seconds). */
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
@@ -37,6 +38,8 @@ export interface EngineGauges {
   readonly prefixCacheHits: number;
   /** The KV-block model's settings, exported as `vllm:cache_config_info` when set (the model is on). */
   readonly cacheConfig?: { readonly blockSize: number; readonly numGpuBlocks: number };
+  /** The LoRA adapters' state, exported (vLLM dialect only) when set: LoRA is on. */
+  readonly lora?: LoraGauges;
 }
 
 function num(value: number): string {
@@ -131,6 +134,7 @@ export function renderMetrics(g: EngineGauges): string {
     const info = `block_size="${g.cacheConfig.blockSize}",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",num_gpu_blocks="${g.cacheConfig.numGpuBlocks}",prefix_caching_hash_algo="builtin"`;
     lines.push('# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig', '# TYPE vllm:cache_config_info gauge', `vllm:cache_config_info{${info}} 1.0`);
   }
+  if (g.lora !== undefined) lines.push(...renderLoraMetrics(g.lora));
   lines.push('# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.', '# TYPE vllm:time_to_first_token_seconds histogram');
   TTFT_BUCKETS.forEach((le, i) => lines.push(`vllm:time_to_first_token_seconds_bucket{${labels},le="${le}"} ${num(g.ttft.counts[i] as number)}`));
   lines.push(`vllm:time_to_first_token_seconds_bucket{${labels},le="+Inf"} ${num(g.ttft.count)}`);

@@ -14,6 +14,11 @@
  * `POST /reset_prefix_cache`. With `kvBlocks` 0 a cruder token-count model
  * (prefix-cache.ts) only keeps the hit counters moving, as before.
  *
+ * With `loraSlots` > 0 it serves the LoRA adapters named by `loraAdapters`
+ * next to its base model (engine-lora.ts): adapter slots, swaps that delay
+ * the first token, `vllm:lora_requests_info`, and the adapters in
+ * `/v1/models`.
+ *
  * It records, per `x-request-id`, what it received and a SHA-256 of the
  * bytes it sent, so tests can prove the router changed nothing.
  */
@@ -24,6 +29,7 @@ import { TOKEN_BYTES } from './block-hash.ts';
 import { chatCompletion, chatEvents, completionEvents, generatedText, offeredTools, textCompletion } from './answers.ts';
 import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
+import { EngineLora } from './engine-lora.ts';
 import { DEFAULT_KNOBS, knobsForRequest, type SimKnobs } from './knobs.ts';
 import { renderDialect, TtftHistogram, type SimMetricsDialect } from './metrics-text.ts';
 import { listenOn, readAll } from './node-http.ts';
@@ -105,6 +111,8 @@ export class EngineSimulator {
   readonly #prefixCache = new PrefixCache();
   /** The KV-block model; undefined when `kvBlocks` is 0. */
   readonly #kv: EngineKv | undefined;
+  /** The LoRA adapters and their slots; undefined when `loraSlots` is 0 (LoRA off). */
+  readonly lora: EngineLora | undefined;
   readonly #sockets = new Set<Socket>();
   readonly #record: boolean;
   readonly #tracing: Pick<SimTracing, 'start'> | undefined;
@@ -124,6 +132,8 @@ export class EngineSimulator {
     this.responses = new ResponseStore(options.storedResponses ?? DEFAULT_STORED_RESPONSES);
     const clock = options.clock ?? (() => performance.now());
     this.#kv = this.knobs.kvBlocks > 0 ? new EngineKv({ model: this.model, blocks: this.knobs.kvBlocks, blockTokens: this.knobs.blockTokens, clock }) : undefined;
+    const { loraSlots, loraLoadMs, loraAdapters } = this.knobs;
+    this.lora = loraSlots > 0 ? new EngineLora({ model: this.model, slots: loraSlots, loadMs: loraLoadMs, adapters: loraAdapters }) : undefined;
     this.#server = createServer({ keepAliveTimeout: 5_000, noDelay: true }, (req, res) => void this.#handle(req, res));
     this.#server.on('connection', (socket: Socket) => {
       if (this.knobs.refuse) {
@@ -247,7 +257,7 @@ export class EngineSimulator {
       } catch {
         return sendJson(res, 400, vllmError('Invalid JSON body', 'BadRequestError', 400));
       }
-      if (payload['model'] !== this.model) {
+      if (payload['model'] !== this.model && this.lora?.serves(payload['model']) !== true) {
         return sendJson(res, 404, vllmError(`The model \`${String(payload['model'])}\` does not exist.`, 'NotFoundError', 404));
       }
     }
@@ -268,12 +278,13 @@ export class EngineSimulator {
     }
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    if (!(await this.scheduler.acquire(knobs.maxSeqs, gone.signal))) return;
+    const adapter = this.lora?.admission(payload['model']);
+    if (!(await this.scheduler.acquire(knobs.maxSeqs, gone.signal, adapter))) return;
     try {
       if (knobs.slowHeadersMs > 0) await sleep(knobs.slowHeadersMs, gone.signal);
-      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal, acceptedAt, response);
+      if (!gone.signal.aborted) await this.#generate(path, payload, knobs, res, requestId, gone.signal, acceptedAt, response, adapter?.loadMs ?? 0);
     } finally {
-      this.scheduler.release(knobs.maxSeqs);
+      this.scheduler.release(knobs.maxSeqs, adapter);
     }
   }
 
@@ -285,7 +296,7 @@ export class EngineSimulator {
       case '/v1/models':
         return sendJson(res, 200, {
           object: 'list',
-          data: [{ id: this.model, object: 'model', created: 0, owned_by: 'vllm', root: this.model, parent: null, max_model_len: 8192 }],
+          data: [{ id: this.model, object: 'model', created: 0, owned_by: 'vllm', root: this.model, parent: null, max_model_len: 8192 }, ...(this.lora?.modelCards() ?? [])],
         });
       case '/metrics':
         if (this.knobs.metricsHang) return;
@@ -306,6 +317,7 @@ export class EngineSimulator {
             prefixCacheQueries: this.#kv?.queriedTokens ?? this.#prefixCache.queriedTokens,
             prefixCacheHits: this.#kv?.hitTokens ?? this.#prefixCache.hitTokens,
             ...(this.#kv === undefined ? {} : { cacheConfig: { blockSize: this.#kv.blockTokens, numGpuBlocks: this.#kv.capacity } }),
+            ...(this.lora === undefined ? {} : { lora: this.lora.gauges() }),
           }),
         );
         return;
@@ -314,7 +326,7 @@ export class EngineSimulator {
     }
   }
 
-  /** Writes the response; stops early (freeing the batch slot) once `gone` fires. `response`: the opened Responses API request. */
+  /** Writes the response; stops early (freeing the batch slot) once `gone` fires. `response`: the opened Responses API request; `loadMs`: the LoRA adapter's load, before the first token. */
   async #generate(
     path: string,
     payload: Record<string, unknown>,
@@ -323,7 +335,8 @@ export class EngineSimulator {
     requestId: string | undefined,
     gone: AbortSignal,
     acceptedAt: number,
-    response?: ResponseTurn,
+    response: ResponseTurn | undefined,
+    loadMs: number,
   ): Promise<void> {
     // The request id names the answer (its `id`) either way; only the records are optional.
     const recordedId = this.#record ? requestId : undefined;
@@ -333,6 +346,8 @@ export class EngineSimulator {
       if (recordedId !== undefined) this.#live.delete(recordedId);
     });
     const started = performance.now();
+    // vLLM names the adapter, not the base model, in an adapter's answers.
+    const model = this.lora?.serves(payload['model']) === true ? payload['model'] : this.model;
     let admission: KvAdmission | undefined;
     const finish = (status: number) => {
       if (!writer.dead) this.#succeeded++;
@@ -352,8 +367,8 @@ export class EngineSimulator {
       admission = this.#kv?.admit(prompt, knobs.prefillTps, outputTokens);
       let output: string | undefined;
       try {
-        const answer = response === undefined ? undefined : responseFacts(this.model, response, admission);
-        const turn: Turn = { chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, acceptedAt, started, prefillMs: admission?.prefillMs ?? 0, response: answer };
+        const answer = response === undefined ? undefined : responseFacts(model, response, admission);
+        const turn: Turn = { model, chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, acceptedAt, started, prefillMs: (admission?.prefillMs ?? 0) + loadMs, response: answer };
         output = await this.#complete(res, writer, turn, knobs, gone, finish);
       } finally {
         if (admission !== undefined) this.#kv?.finish(admission, output);
@@ -361,12 +376,16 @@ export class EngineSimulator {
       if (response !== undefined && output !== undefined) this.responses.save(response, output);
       return;
     }
+    if (loadMs > 0) {
+      await sleep(loadMs, gone);
+      if (gone.aborted) return finish(0);
+    }
     const answer =
       path === '/v1/embeddings'
-        ? { object: 'list', model: this.model, data: [{ object: 'embedding', index: 0, embedding: [0.1, -0.2, 0.3, 0.05] }], usage: { prompt_tokens: 4, total_tokens: 4 } }
+        ? { object: 'list', model, data: [{ object: 'embedding', index: 0, embedding: [0.1, -0.2, 0.3, 0.05] }], usage: { prompt_tokens: 4, total_tokens: 4 } }
         : path === '/tokenize'
           ? { count: 3, max_model_len: 8192, tokens: [1, 2, 3] }
-          : { object: 'sim.result', path, model: this.model };
+          : { object: 'sim.result', path, model };
     const text = JSON.stringify(answer);
     res.writeHead(200, jsonHeaders(text));
     writer.end(text);
@@ -379,7 +398,7 @@ export class EngineSimulator {
    * the assistant's turn), or undefined when the answer did not finish.
    */
   async #complete(res: ServerResponse, writer: ResponseWriter, turn: Turn, knobs: SimKnobs, gone: AbortSignal, finish: (status: number) => void): Promise<string | undefined> {
-    const { chat, tools, id, started, prefillMs } = turn;
+    const { model, chat, tools, id, started, prefillMs } = turn;
     if (turn.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
       const streamed = turn.response === undefined ? undefined : responseEvents(turn.response, knobs);
@@ -389,7 +408,7 @@ export class EngineSimulator {
       this.#ttft.observe((performance.now() - started) / 1000);
       this.#observeEngineTtft(performance.now() - turn.acceptedAt);
       const seed = this.#requests;
-      const events = streamed?.steps ?? (chat ? chatEvents(this.model, id, knobs, tools, seed) : completionEvents(this.model, id, knobs));
+      const events = streamed?.steps ?? (chat ? chatEvents(model, id, knobs, tools, seed) : completionEvents(model, id, knobs));
       for (let i = 0; i < events.length && !writer.dead; i++) {
         if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
         await writer.write(events[i] as string);
@@ -407,7 +426,7 @@ export class EngineSimulator {
     this.#ttft.observe((prefillMs + knobs.ttftMs) / 1000);
     this.#observeEngineTtft(started - turn.acceptedAt + prefillMs + knobs.ttftMs);
     const seed = this.#requests;
-    const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(this.model, id, knobs, tools, seed) : textCompletion(this.model, id, knobs);
+    const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(model, id, knobs, tools, seed) : textCompletion(model, id, knobs);
     const text = JSON.stringify(body);
     res.writeHead(200, jsonHeaders(text));
     await writer.write(text); // with splitting, the tail follows in a second write
@@ -428,6 +447,8 @@ function jsonHeaders(text: string): Record<string, string | number> {
 
 /** What {@link EngineSimulator} needs to answer one chat or completion request. */
 interface Turn {
+  /** The model the answer names: the base model, or the adapter asked for. */
+  readonly model: string;
   readonly chat: boolean;
   /** The offered tools' names when the answer is tool calls. */
   readonly tools: readonly string[] | undefined;
@@ -438,7 +459,7 @@ interface Turn {
   readonly acceptedAt: number;
   /** performance.now() when generation began (TTFT is observed from here). */
   readonly started: number;
-  /** Prefill delay before the first token (ms), on top of ttftMs. */
+  /** Delay before the first token (ms), on top of ttftMs: the prefill's (KV-block model) plus the LoRA adapter's load. */
   readonly prefillMs: number;
   /** A Responses API answer instead of chat or completion. */
   readonly response?: ResponseFacts | undefined;

@@ -8,6 +8,7 @@ import { fetchText } from '../../discovery/upstream-body.ts';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { LoadView } from '../load/load-view.ts';
+import { loraRequestsInfo } from '../load/extractors/lora-requests-info.ts';
 import type { MetricExtractor } from '../load/metric-extractor.ts';
 import { Scraper, type ScrapedView } from '../load/scraper.ts';
 import type { RouterMetrics } from '../metrics/metrics.ts';
@@ -19,11 +20,10 @@ import type { Discovery } from './discovery.ts';
  * The engine metrics read besides the load gauges, each into a per-endpoint
  * attribute (router/load/metric-extractor.ts). Register an extractor here
  * together with the plugin that reads its attribute: every one costs each
- * scrape the parsing of its lines. None yet; vLLM's LoRA state
- * (router/load/extractors/lora-requests-info.ts) waits for LoRA-aware
- * scheduling.
+ * scrape the parsing of its lines: vLLM's LoRA state, for the `lora`
+ * affinity walk (router/scheduling/scorers/lora-affinity.ts).
  */
-const METRIC_EXTRACTORS: readonly MetricExtractor[] = [];
+const METRIC_EXTRACTORS: readonly MetricExtractor[] = [loraRequestsInfo];
 
 /** What {@link buildEngineWatch} reads and reports to. */
 export interface EngineWatchDeps {

@@ -73,6 +73,7 @@ function trafficServer(config: Config, deps: ServersDeps, drain: Drain, readines
   const { tenants } = deps.requestPath;
   const control = createControlApp({
     routableModels: () => deps.load.view.routableModels(),
+    adapterParent: (model) => deps.load.view.adapterParent(model),
     readiness,
     startedAtS: Math.floor(Date.now() / 1000),
   });

@@ -49,6 +49,27 @@ describe('load view', () => {
     assert.equal([...view.all()].find((s) => s.id === 'a')?.basePath, '/prefix');
   });
 
+  it('records the parent routable endpoints report for an adapter, the smallest when they disagree', () => {
+    const view = new LoadView(SETTINGS);
+    const lora = (id: string, parents: [string, string][], extra: Partial<Endpoint> = {}) => endpoint(id, ['base', ...parents.map(([m]) => m)], { adapters: new Map(parents), ...extra });
+    view.update({
+      version: 1,
+      endpoints: [
+        lora('b', [['sql', 'base-v2'], ['chat', 'base']]),
+        lora('a', [['sql', 'base-v1']]),
+        lora('c', [['chat', 'zzz'], ['down', 'base']], { ready: false }),
+        endpoint('d', ['plain', 'chat']),
+      ],
+    });
+    assert.equal(view.adapterParent('sql'), 'base-v1', 'the smallest, whatever the endpoint order');
+    assert.equal(view.adapterParent('chat'), 'base', 'an unroutable endpoint and one without a parent change nothing');
+    assert.equal(view.adapterParent('down'), undefined, 'only routable endpoints count');
+    assert.equal(view.adapterParent('base'), undefined);
+    assert.equal(view.adapterParent('plain'), undefined);
+    view.update({ version: 2, endpoints: [endpoint('b', ['base', 'sql', 'chat'])] });
+    assert.equal(view.adapterParent('sql'), undefined, 'forgotten with the endpoints that reported it');
+  });
+
   it('keeps counters of endpoints that stay and settles requests of endpoints that left', () => {
     const { view, states } = fixture();
     const [a, b] = states as [NonNullable<(typeof states)[0]>, NonNullable<(typeof states)[0]>];

@@ -46,6 +46,8 @@ export class LoadView {
   #fleetRecords: ReadonlyMap<string, FleetSafeStartRecord> | undefined;
   #byModel = new Map<string, readonly EndpointState[]>();
   #knownModels = new Set<string>();
+  /** Adapter id → base model id, as routable endpoints report it. */
+  #parents = new Map<string, string>();
   #version = 0;
   #synced = false;
   readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings };
@@ -133,6 +135,7 @@ export class LoadView {
   #reindex(): void {
     const byModel = new Map<string, EndpointState[]>();
     const known = new Set<string>();
+    const parents = new Map<string, string>();
     for (const state of this.#states.values()) {
       for (const model of state.endpoint.models ?? []) {
         known.add(model);
@@ -140,10 +143,15 @@ export class LoadView {
         let list = byModel.get(model);
         if (!list) byModel.set(model, (list = []));
         list.push(state);
+        // Endpoints that disagree (a replica mid-rollout) give the smallest: the same answer in any endpoint order.
+        const parent = state.endpoint.adapters?.get(model);
+        const prior = parents.get(model);
+        if (parent !== undefined && (prior === undefined || parent < prior)) parents.set(model, parent);
       }
     }
     this.#byModel = byModel;
     this.#knownModels = known;
+    this.#parents = parents;
   }
 
   /** Routable endpoints that serve `model` (ejected ones included); empty when none. Do not mutate. */
@@ -159,6 +167,16 @@ export class LoadView {
   /** Models served by at least one routable endpoint, sorted. */
   routableModels(): string[] {
     return [...this.#byModel.keys()].sort();
+  }
+
+  /**
+   * The base model `model` is a LoRA adapter of, when a routable endpoint
+   * reports it so (the lexicographically smallest when they disagree);
+   * undefined for base models, models no endpoint gave a parent for, and
+   * models with no routable endpoint.
+   */
+  adapterParent(model: string): string | undefined {
+    return this.#parents.get(model);
   }
 
   /** Every endpoint in the current set. */

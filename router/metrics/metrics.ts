@@ -156,7 +156,7 @@ export class RouterMetrics {
     });
     this.#decisions = new CellCounter({
       name: 'switchyard_policy_decisions_total',
-      help: `Routing decisions by scheduling profile (policy) and outcome: ${listLabelValues(DECISION_OUTCOMES, { assigned: 'a session kept on its shared assignment', placed: 'a new shared session placed by load' })}.`,
+      help: `Routing decisions by scheduling profile (policy) and outcome: ${listLabelValues(DECISION_OUTCOMES, { assigned: 'a session kept on its shared assignment', placed: 'a new shared session placed by load', lora_hit: 'a LoRA adapter request on its first engine (running it, else a free adapter slot)', lora_spill: 'one walked on by load' })}.`,
       labelNames: ['policy', 'outcome'],
       registry,
     });

@@ -9,7 +9,7 @@ const LIMITS = { maxDepth: 32, promptPrefixBytes: 0 };
 const NAMES = SessionNames.derivedFrom('test');
 
 function classifier(models: readonly string[], overrides: Partial<ClassifierDeps> = {}): Classifier {
-  return new Classifier({ models: { knowsModel: (model) => models.includes(model), routableModels: () => models }, sessionHeader: 'x-session-id', sessionFromUser: true, sessionNames: NAMES, defaultModel: undefined, ...overrides });
+  return new Classifier({ models: { knowsModel: (model) => models.includes(model), routableModels: () => models, adapterParent: (model) => (model.startsWith('lora-') ? 'base' : undefined) }, sessionHeader: 'x-session-id', sessionFromUser: true, sessionNames: NAMES, defaultModel: undefined, ...overrides });
 }
 
 const body = (value: Record<string, unknown>) => jsonBodyFacts(Buffer.from(JSON.stringify(value)), LIMITS);
@@ -38,7 +38,12 @@ describe('classify', () => {
 
   it('builds facts with every field a hook may set, unset', () => {
     const facts = classifier(['a']).classify({}, body({ model: 'a', stream: true }), 42, undefined);
-    assert.deepEqual(facts, { model: 'a', stream: true, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 42, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
-    assert.deepEqual(Object.keys(facts), ['model', 'stream', 'sessionKey', 'legacySessionKey', 'bodyBytes', 'prefix', 'pinnedEndpoint', 'assignedEndpoint', 'placeSession']);
+    assert.deepEqual(facts, { model: 'a', stream: true, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 42, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
+    assert.deepEqual(Object.keys(facts), ['model', 'stream', 'sessionKey', 'legacySessionKey', 'bodyBytes', 'loraBaseModel', 'prefix', 'pinnedEndpoint', 'assignedEndpoint', 'placeSession']);
+  });
+
+  it('names the base model of a LoRA adapter, so the LoRA walk applies to it alone', () => {
+    assert.equal(classifier(['a', 'lora-x']).classify({}, body({ model: 'lora-x' }), 9, undefined).loraBaseModel, 'base');
+    assert.equal(classifier(['a', 'lora-x']).classify({}, body({ model: 'a' }), 9, undefined).loraBaseModel, undefined);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The classify stage: from the request's headers and body facts, the two
- * facts every request has: its model (named, else the default) and its
- * session's name (from the header, else the body's `user`). The request's
+ * The classify stage: from the request's headers and body facts, the facts
+ * every request has: its model (named, else the default), the base model
+ * when that is a LoRA adapter, and its session's name (from the header,
+ * else the body's `user`). The request's
  * facts are built here, once, in the shape the request hooks fill in
  * (prefix facts, a pinned or assigned engine): see request-hooks.ts.
  */
@@ -16,6 +17,8 @@ import type { BodyFacts } from './routing-facts.ts';
 export interface ModelCatalogue {
   knowsModel(model: string): boolean;
   routableModels(): readonly string[];
+  /** The base model `model` is a LoRA adapter of, when an engine's `/v1/models` says so. */
+  adapterParent(model: string): string | undefined;
 }
 
 /** Collaborators of the {@link Classifier}. */
@@ -51,7 +54,7 @@ export class Classifier {
     // One namespace per tenant and model: the same key from two tenants, or for two models, is two sessions.
     const sessionKey = clientKey === undefined ? undefined : deps.sessionNames.name(tenant, model, clientKey);
     // Every field a hook may set is here from the start: one shape for every request's facts.
-    return { model, stream: body.stream, sessionKey, legacySessionKey: clientKey, bodyBytes, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined };
+    return { model, stream: body.stream, sessionKey, legacySessionKey: clientKey, bodyBytes, loraBaseModel: deps.models.adapterParent(model), prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined };
   }
 
   #defaultModel(): string {

@@ -100,7 +100,7 @@ describe('request hooks', () => {
       lookUp: () => assert.fail('no session to look up'),
       assign: () => assert.fail('no session to assign'),
     };
-    const classifier = new Classifier({ models: { knowsModel: () => true, routableModels: () => ['m'] }, sessionHeader: 'x-session-id', sessionFromUser: true, sessionNames: SessionNames.derivedFrom('test'), defaultModel: undefined });
+    const classifier = new Classifier({ models: { knowsModel: () => true, routableModels: () => ['m'], adapterParent: () => undefined }, sessionHeader: 'x-session-id', sessionFromUser: true, sessionNames: SessionNames.derivedFrom('test'), defaultModel: undefined });
     const hooks = new RequestHooks([
       new ResponsePinHook(new ResponsePins()),
       new PrefixFactsHook({ usesPrefix: () => false, groups: new PrefixGroups(), now: () => 0 }),
@@ -108,7 +108,7 @@ describe('request hooks', () => {
     ]);
     const request = classifier.classify({}, BODY, 60, undefined);
     assert.equal(hooks.prepare(request, BODY, undefined), undefined);
-    assert.deepEqual(request, { model: 'm', stream: false, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 60, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
+    assert.deepEqual(request, { model: 'm', stream: false, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 60, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
     hooks.admitted(request, { id: 'e1' });
   });
 

@@ -18,7 +18,7 @@ export type Random = () => number;
  * contracts are on {@link EndpointView}); the saturation filter's inputs
  * stay its own, with the safe-start bounds optional.
  */
-export interface Candidate extends SaturationInputs, Pick<EndpointView, 'id' | 'idHash' | 'inFlight' | 'loadScore' | 'kvCacheUsage' | 'ejected'> {}
+export interface Candidate extends SaturationInputs, Pick<EndpointView, 'id' | 'idHash' | 'inFlight' | 'loadScore' | 'kvCacheUsage' | 'ejected' | 'attributes'> {}
 
 /**
  * What the prefix-affinity scorer knows about a keyless request's prompt:
@@ -57,6 +57,8 @@ export interface RequestFacts {
   readonly bodyBytes: number;
   /** Prompt-prefix facts, when the request's profile uses prefix affinity and the body has a prompt. */
   readonly prefix?: PrefixFacts | undefined;
+  /** The requested model is a LoRA adapter of this base model (an engine's `/v1/models` lists it with this parent): LoRA affinity applies. */
+  readonly loraBaseModel?: string | undefined;
   /** Endpoint id that stored the response named by `previous_response_id` (Responses API), when known. */
   readonly pinnedEndpoint?: string | undefined;
   /** Endpoint id the session key is assigned to fleet-wide (shared state), when known: kept while it passes the filters. */
@@ -75,6 +77,8 @@ export const DECISION_OUTCOMES = [
   'prefix_hit',
   'prefix_spill',
   'prefix_fallback',
+  'lora_hit',
+  'lora_spill',
   'pinned',
   'assigned',
   'placed',

@@ -74,7 +74,8 @@ export interface RatingScorer {
 export interface OrderingScorer {
   readonly name: string;
   /** Outcomes of a walk over this scorer's order: first choice taken, walked on, or declined. */
-  readonly outcomes: { readonly hit: DecisionOutcome; readonly spill: DecisionOutcome; readonly declined: DecisionOutcome };
+  /** `declined` undefined: a request the walk does not apply to is no decision of its kind, and the other walks' outcome stands. */
+  readonly outcomes: { readonly hit: DecisionOutcome; readonly spill: DecisionOutcome; readonly declined: DecisionOutcome | undefined };
   /** False when the request gives this scorer nothing to go on (no session key, no prompt). */
   applies(facts: RequestFacts): boolean;
   /**

@@ -13,6 +13,8 @@ import { INFERENCE_ROUTES, LOCAL_TRAFFIC_ROUTES } from './routes.ts';
 export interface ControlAppDeps {
   /** Models served by at least one routable endpoint. */
   routableModels(): readonly string[];
+  /** The base model a routable model is a LoRA adapter of, or undefined (see LoadView.adapterParent). */
+  adapterParent(model: string): string | undefined;
   readiness(): ReadinessState;
   /** Epoch seconds reported as each model's `created`. */
   readonly startedAtS: number;
@@ -32,6 +34,16 @@ export function adapterErrorResponse(err: unknown): Response {
   return errorResponse(error);
 }
 
+/**
+ * One entry of the model list. `parent` as vLLM gives it: the base model's id
+ * for a LoRA adapter, null otherwise (also for a model no endpoint gave a
+ * parent for), so clients written against vLLM find the field on every entry.
+ * vLLM's `root` is left out: for an adapter it is a path on the engine's disk.
+ */
+function modelEntry(id: string, deps: ControlAppDeps): { id: string; object: 'model'; created: number; owned_by: 'switchyard'; parent: string | null } {
+  return { id, object: 'model', created: deps.startedAtS, owned_by: 'switchyard', parent: deps.adapterParent(id) ?? null };
+}
+
 /** Builds the control app. */
 export function createControlApp(deps: ControlAppDeps): Hono {
   const app = new Hono();
@@ -46,7 +58,7 @@ export function createControlApp(deps: ControlAppDeps): Hono {
   app.get('/v1/models', (c) =>
     c.json({
       object: 'list',
-      data: deps.routableModels().map((id) => ({ id, object: 'model', created: deps.startedAtS, owned_by: 'switchyard' })),
+      data: deps.routableModels().map((id) => modelEntry(id, deps)),
     }),
   );
   app.all('*', (c) => {

@@ -1,4 +1,5 @@
 /** Candidates and decision contexts for the scheduling unit tests. */
+import { EndpointAttributes } from '../../router/load/endpoint-attributes.ts';
 import { hashString } from '../../router/load/hash.ts';
 import type { Candidate, PrefixFacts, RequestFacts } from '../../router/scheduling/candidate.ts';
 import type { PickContext } from '../../router/scheduling/pick.ts';
@@ -11,7 +12,7 @@ export interface FakeCandidate extends Candidate {
 
 /** A candidate named `id` with load score `loadScore`, idle otherwise. */
 export function ep(id: string, loadScore = 0, extra: Partial<FakeCandidate> = {}): FakeCandidate {
-  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, queueAllowance: 0, wouldQueue: false, ...extra };
+  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, queueAllowance: 0, wouldQueue: false, attributes: new EndpointAttributes(), ...extra };
 }
 
 /** `n` idle candidates pod-0..pod-(n-1). */

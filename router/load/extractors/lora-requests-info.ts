@@ -1,10 +1,8 @@
 /**
  * vLLM's LoRA state per engine, from `vllm:lora_requests_info`: which
  * adapters are running and waiting, and how many the engine can hold at once.
- * For LoRA-aware scheduling (prefer an engine that already has the adapter
- * loaded, or one with a free slot). Nothing reads it yet, so the product does
- * not register it: add it to the extractor list in
- * router/compose/engine-watch.ts together with its first reader.
+ * For LoRA-aware scheduling (router/scheduling/scorers/lora-affinity.ts:
+ * prefer an engine that runs the adapter, or one with a free slot).
  *
  * The gauge is an info gauge: its labels carry the state and its value is the
  * time the engine last set that label set (`set_to_current_time()`, seconds).

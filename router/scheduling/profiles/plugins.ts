@@ -5,6 +5,7 @@
  */
 import { kvUsagePlugin } from '../scorers/kv-usage.ts';
 import { loadScorePlugin } from '../scorers/load-score.ts';
+import { loraAffinityPlugin } from '../scorers/lora-affinity.ts';
 import { prefixAffinityPlugin } from '../scorers/prefix-affinity.ts';
 import { sessionAffinityPlugin } from '../scorers/session-rendezvous.ts';
 import { PluginRegistry } from './registry.ts';
@@ -15,5 +16,6 @@ export function builtInPlugins(): PluginRegistry {
     .registerScorer(loadScorePlugin)
     .registerScorer(kvUsagePlugin)
     .registerAffinity(sessionAffinityPlugin)
-    .registerAffinity(prefixAffinityPlugin);
+    .registerAffinity(prefixAffinityPlugin)
+    .registerAffinity(loraAffinityPlugin);
 }

@@ -74,14 +74,14 @@ describe('plugin registry', () => {
 
   it('knows the built-in scorers and affinity walks by name', () => {
     assert.deepEqual(plugins.scorers.map((plugin) => plugin.name), ['kv-usage', 'load-score']);
-    assert.deepEqual(plugins.affinities.map((plugin) => plugin.name), ['prefix', 'session']);
+    assert.deepEqual(plugins.affinities.map((plugin) => plugin.name), ['lora', 'prefix', 'session']);
     assert.throws(() => builtInPlugins().registerScorer({ name: 'kv-usage', description: 'a second kv-usage', parameters: z.strictObject({}), create: () => kvUsageScorer }), /scorer kv-usage is registered twice/);
   });
 
   it('refuses an unknown scorer or walk, naming the profile, the plugin and the known names', () => {
     assert.deepEqual(plugins.check('chat', [{ name: 'load-score', weight: 1 }, { name: 'latency', weight: 1 }], ['session', 'sticky']), [
       { path: ['scorers', 1, 'name'], message: 'profile chat: unknown scorer latency; known: kv-usage, load-score' },
-      { path: ['affinity', 1], message: 'profile chat: unknown affinity walk sticky; known: prefix, session' },
+      { path: ['affinity', 1], message: 'profile chat: unknown affinity walk sticky; known: lora, prefix, session' },
     ]);
     assert.throws(() => new ProfileRegistry(settings({ profiles: { chat: profile({ scorers: [{ name: 'latency', weight: 1 }] }) } }), seeded(1)), {
       message: 'profile chat: unknown scorer latency; known: kv-usage, load-score',
