@@ -5,7 +5,7 @@
  * under their names, so nothing here is counted once per router replica.
  */
 import type { DashboardSpec, RowSpec } from './panels.ts';
-import { ENGINE, MODEL, perBackend, quantile, ROUTER, series, sumBy, sumRate } from './promql.ts';
+import { ENGINE, MODEL, perBackend, quantile, rate, ROUTER, series, sumBy, sumRate } from './promql.ts';
 import { datasourceVariable, labelVariable, routerVariables } from './variables.ts';
 
 /** Labels that name one engine pod (k8s target labels) or process (`instance`) and its model. */
@@ -119,6 +119,34 @@ const routerView: RowSpec = {
   ],
 };
 
+const lora: RowSpec = {
+  title: 'LoRA adapters',
+  panels: [
+    {
+      title: 'LoRA requests per adapter and engine',
+      description: 'Requests for each LoRA adapter per second, by the engine the router sent them to first (summed over replicas). An adapter concentrated on few engines swaps little; one spread everywhere is loaded everywhere.',
+      unit: 'reqps',
+      queries: [{ expr: sumRate(['adapter', 'backend'], 'switchyard_lora_requests_total', ROUTER), legend: '{{adapter}} on {{backend}}' }],
+    },
+    {
+      title: 'Adapter starts per engine (swaps, upper bound)',
+      description: "Adapters per second that began running on each engine between two of the router's scrapes (the highest replica's count): each a swap-in, or an adapter that stayed loaded resuming after an idle spell. vLLM exports no swap count.",
+      unit: 'ops',
+      queries: [{ expr: `max by (backend) (${rate('switchyard_backend_lora_adapter_starts_total', ROUTER)})`, legend: '{{backend}}' }],
+    },
+    {
+      title: 'Adapters running and waiting for a slot per engine',
+      description: "From each engine's vllm:lora_requests_info at the router's last scrape (the highest replica's view): adapters with requests running, adapters whose requests wait for an adapter slot (swap pressure), and the engine's slots (max_lora).",
+      unit: 'short',
+      queries: [
+        { expr: perBackend('max', 'switchyard_backend_lora_running_adapters'), legend: '{{backend}} running' },
+        { expr: perBackend('max', 'switchyard_backend_lora_waiting_adapters'), legend: '{{backend}} waiting for a slot' },
+        { expr: perBackend('max', 'switchyard_backend_lora_max_adapters'), legend: '{{backend}} slots' },
+      ],
+    },
+  ],
+};
+
 /** The engines dashboard. */
 export function enginesDashboard(): DashboardSpec {
   return {
@@ -130,6 +158,6 @@ export function enginesDashboard(): DashboardSpec {
       ...routerVariables(),
       labelVariable('engine_namespace', 'Engine namespace', 'vllm:num_requests_running', 'namespace'),
     ],
-    rows: [queues, caches, throughput, routerView],
+    rows: [queues, caches, throughput, routerView, lora],
   };
 }

@@ -53,6 +53,8 @@ interface LoraRun {
   readonly ttftP99Ms: number;
   /** Decisions by outcome, from the router's metrics. */
   readonly decisions: Record<string, number>;
+  /** Capacity the router believed each engine had at the end (null: unknown), from /debug/endpoints. */
+  readonly routerCapacity: (number | null)[];
 }
 
 /** Entry point; returns the exit code. */
@@ -157,6 +159,7 @@ async function runOnce(policy: LoraRun['policy'], load: number, round: number, s
       ttftP50Ms: quantile(ttfts, 0.5),
       ttftP99Ms: quantile(ttfts, 0.99),
       decisions: await decisions(admin),
+      routerCapacity: await capacities(admin, engines),
     };
   } finally {
     await pool.close();
@@ -169,6 +172,11 @@ async function runOnce(policy: LoraRun['policy'], load: number, round: number, s
 async function swapsOf(engines: readonly EngineSimulator[]): Promise<number> {
   const bodies = await Promise.all(engines.map(async (engine) => (await fetch(`${engine.url}/metrics`)).text()));
   return bodies.reduce((sum, body) => sum + Number(/^sim:lora_swaps_total (\S+)$/m.exec(body)?.[1] ?? Number.NaN), 0);
+}
+
+async function capacities(admin: string, engines: readonly EngineSimulator[]): Promise<(number | null)[]> {
+  const known = ((await (await fetch(`${admin}/debug/endpoints`)).json()) as { endpoints: { url: string; load: { capacity: number | null } }[] }).endpoints;
+  return engines.map((engine) => known.find((e) => e.url === engine.url)?.load.capacity ?? null);
 }
 
 async function decisions(admin: string): Promise<Record<string, number>> {
@@ -208,7 +216,7 @@ function judge(runs: readonly LoraRun[], loads: readonly number[]): Bars {
 function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: number; durationMs: number; loads: readonly number[] }, capacityPerS: number, bars: Bars, facts: ReturnType<typeof runFacts>, smoke: boolean): string {
   const rows = runs.map(
     (r) =>
-      `| ${r.round} | ${Math.round(r.load * 100)}% | ${r.policy === 'auto' ? 'auto (LoRA-aware, default)' : r.policy} | ${r.requests} | ${r.shed} | ${r.failed} | ${r.swaps} | ${r.swapsPer1000.toFixed(0)} | ${ms(r.ttftP50Ms)} | ${ms(r.ttftP99Ms)} | ${r.decisions['lora_hit'] ?? 0} / ${r.decisions['lora_spill'] ?? 0} |`,
+      `| ${r.round} | ${Math.round(r.load * 100)}% | ${r.policy === 'auto' ? 'auto (LoRA-aware, default)' : r.policy} | ${r.requests} | ${r.shed} | ${r.failed} | ${r.swaps} | ${r.swapsPer1000.toFixed(0)} | ${ms(r.ttftP50Ms)} | ${ms(r.ttftP99Ms)} | ${r.decisions['lora_hit'] ?? 0} / ${r.decisions['lora_spill'] ?? 0} | ${r.routerCapacity.map((c) => c ?? '?').join('/')} |`,
   );
   return [
     '# LoRA: adapter-aware scheduling against least-load',
@@ -219,8 +227,8 @@ function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: numb
     '',
     bars.markdown(smoke),
     '',
-    '| round | load | policy | requests | shed (429) | failed | swaps | swaps per 1,000 | TTFT p50 ms | TTFT p99 ms | lora_hit / lora_spill |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| round | load | policy | requests | shed (429) | failed | swaps | swaps per 1,000 | TTFT p50 ms | TTFT p99 ms | lora_hit / lora_spill | router capacity at end |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');

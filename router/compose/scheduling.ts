@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { EndpointState } from '../load/endpoint-state.ts';
+import { noteAdapterSent } from '../load/extractors/lora-requests-info.ts';
 import type { LoadView } from '../load/load-view.ts';
 import type { RouterMetrics } from '../metrics/metrics.ts';
 import type { SharedStateMetrics } from '../metrics/shared-state-metrics.ts';
@@ -34,6 +35,10 @@ export function buildScheduling(config: Config, deps: SchedulingDeps): Schedulin
     thresholds: { ...config.admission, maxInFlightPerEndpoint: perEndpointCap(config.admission.maxInFlightPerEndpoint, config.upstream.connectionsPerEndpoint) },
     countDecision: (policy, outcome) => metrics.countDecision(policy, outcome),
     countMove: (reason) => sharedMetrics.countSessionMove(reason),
+    adapterSent: (target, adapter) => {
+      noteAdapterSent(target.attributes, adapter);
+      metrics.lora.countRequest(target, adapter);
+    },
   });
   return { profiles, scheduler };
 }

@@ -30,8 +30,8 @@ import type { AttributeKey, EndpointAttributes } from './endpoint-attributes.ts'
  */
 export type SampleLabels = Readonly<Record<string, string>>;
 
-/** What a commit may do to an endpoint's attributes. */
-export type AttributeWriter = Pick<EndpointAttributes, 'set' | 'delete'>;
+/** What a commit may do to an endpoint's attributes: read the previous value (to count changes), replace or clear it. */
+export type AttributeWriter = Pick<EndpointAttributes, 'get' | 'set' | 'delete'>;
 
 /**
  * Reads some engine series into one per-endpoint attribute. Stateless and

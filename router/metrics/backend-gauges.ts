@@ -5,6 +5,7 @@
  * that left the set leaves no series behind.
  */
 import { Gauge, type Registry } from 'prom-client';
+import type { EndpointAttributes } from '../load/endpoint-attributes.ts';
 import type { EndpointView } from '../load/endpoint-view.ts';
 import { SAFE_START_PHASES, type SafeStartPhase } from '../load/safe-start.ts';
 
@@ -21,6 +22,8 @@ export interface BackendGauges extends Pick<EndpointView, 'id' | 'inFlight' | 's
   readonly routable?: boolean | undefined;
   /** The endpoint as its source describes it: the models it serves (undefined while unknown). */
   readonly endpoint?: { readonly models: readonly string[] | undefined } | undefined;
+  /** Plugin data from its scrapes (the LoRA state: lora-metrics.ts). */
+  readonly attributes?: EndpointAttributes | undefined;
 }
 
 /** A gauge per backend, filled from the current endpoints at scrape time. */

@@ -21,6 +21,7 @@ import type { Priority } from '../scheduling/priority.ts';
 import { VERSION } from '../version.ts';
 import { registerBackendGauges, type BackendGauges } from './backend-gauges.ts';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
+import { LoraMetrics } from './lora-metrics.ts';
 import { BACKGROUND_TASKS, PROCESS_FAILURES, RETRY_REASONS, SHARED_STATE_TASKS, SHED_REASONS, listLabelValues, type BackgroundTask, type RetryReason, type ShedReason } from './label-values.ts';
 
 // Part of this module's surface: what MetricsSources yields, and the names background failures are counted by.
@@ -85,6 +86,8 @@ export class RouterMetrics {
   readonly #queueWait: Histogram;
   readonly #shedDuration: Histogram;
   readonly #backgroundFailures: Counter<'task'>;
+  /** The LoRA series: per engine from its last scrape, and requests per adapter and engine. */
+  readonly lora: LoraMetrics;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -209,6 +212,7 @@ export class RouterMetrics {
       });
     }
     registerBackendGauges(registers, () => sources.backends());
+    this.lora = new LoraMetrics(registers, () => sources.backends());
     new Gauge({
       name: 'switchyard_build_info',
       help: 'Always 1; its labels name the running version and Node.js, so a rollout shows which replicas run what.',
@@ -306,5 +310,6 @@ export class RouterMetrics {
     for (const kind of UPSTREAM_FAILURE_KINDS) this.#upstreamErrors.remove({ backend: id, kind });
     this.#scrapeFailures.remove({ backend: id });
     this.#ejections.remove({ backend: id });
+    this.lora.forgetBackend(id);
   }
 }

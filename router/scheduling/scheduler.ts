@@ -27,6 +27,8 @@ export interface SchedulerDeps<T> {
   countDecision(profile: string, outcome: DecisionOutcome): void;
   /** Counts a session moved off its shared assignment, by why. */
   countMove?(reason: AssignmentMove): void;
+  /** A request for a LoRA adapter goes to `target` first (counted; the LoRA walk sees it there before the next scrape). */
+  adapterSent?(target: T, adapter: string): void;
 }
 
 export class Scheduler<T extends Candidate> {
@@ -57,6 +59,7 @@ export class Scheduler<T extends Candidate> {
     if (schedule.kind === 'admit') {
       deps.countDecision(profile.name, schedule.outcome);
       if (schedule.moved !== undefined) deps.countMove?.(schedule.moved);
+      if (facts.loraBaseModel !== undefined) deps.adapterSent?.(schedule.attempts[0] as T, facts.model);
     }
     return schedule;
   }

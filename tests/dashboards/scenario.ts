@@ -18,6 +18,10 @@
  *   5xx burst); at 16-17.5 s Redis is paused (SIGSTOP: command timeouts,
  *   the breaker opening and closing again, degraded session lookups).
  *
+ * m-beta's two engines also serve two LoRA adapters with one adapter slot
+ * each, asked for at 2 and 1 requests a second: they swap, and the LoRA row
+ * has requests, starts and adapters to show.
+ *
  * The routers share state through a real redis-server and require API
  * keys: the main tenant has no limits; a small stream of a tenant capped at
  * one request every two seconds draws quota rejections, and one with an
@@ -71,13 +75,17 @@ const API_KEYS_FILE = [
   '',
 ].join('\n');
 
-const ENGINES: readonly { readonly name: string; readonly model: string; readonly maxSeqs: number; readonly capacityUnknown?: true }[] = [
+/** m-beta's LoRA adapters, one slot per engine: the two swap, so the LoRA row has starts to show. */
+const BETA_ADAPTERS = ['beta-sql', 'beta-chat'] as const;
+const LORA_KNOBS = { loraSlots: 1, loraLoadMs: 50, loraAdapters: BETA_ADAPTERS.join(',') };
+
+const ENGINES: readonly { readonly name: string; readonly model: string; readonly maxSeqs: number; readonly capacityUnknown?: true; readonly lora?: true }[] = [
   { name: 'a1', model: 'm-alpha', maxSeqs: 32 },
   { name: 'a2', model: 'm-alpha', maxSeqs: 32 },
   { name: 'a3', model: 'm-alpha', maxSeqs: 32 },
-  { name: 'b1', model: 'm-beta', maxSeqs: 32 },
+  { name: 'b1', model: 'm-beta', maxSeqs: 32, lora: true },
   // Left out of the configured capacities: the safe-start panel needs an engine the router must learn.
-  { name: 'b2', model: 'm-beta', maxSeqs: 32, capacityUnknown: true },
+  { name: 'b2', model: 'm-beta', maxSeqs: 32, capacityUnknown: true, lora: true },
   { name: 'g1', model: 'm-gamma', maxSeqs: 1 },
 ];
 
@@ -142,6 +150,12 @@ function tenantStreams(): LoadStream[] {
   ];
 }
 
+/** The main phase's requests for m-beta's LoRA adapters. */
+function loraStreams(): LoadStream[] {
+  const quick = knobs(20, 100);
+  return BETA_ADAPTERS.map((model, i) => ({ model, ratePerS: 2 - i, streamShare: 0.5, sessions: 0, headers: quick }));
+}
+
 /** The processes of the scenario. */
 interface Fleet {
   /** Engine name → simulator (a3 is replaced when its fault starts). */
@@ -173,7 +187,7 @@ export async function runScenario(binary: string): Promise<ScenarioRun> {
 
 /** Starts the engines, the two router processes and Prometheus, and waits until every target is up. */
 async function startFleet(binary: string): Promise<Fleet> {
-  const engines = new Map(ENGINES.map((e, i) => [e.name, new EngineSimulator({ model: e.model, seed: i + 1, knobs: { maxSeqs: e.maxSeqs } })]));
+  const engines = new Map(ENGINES.map((e, i) => [e.name, new EngineSimulator({ model: e.model, seed: i + 1, knobs: { maxSeqs: e.maxSeqs, ...(e.lora ? LORA_KNOBS : {}) } })]));
   const routers: RouterProcess[] = [];
   let prometheus: PrometheusServer | undefined;
   let redis: RedisServer | undefined;
@@ -229,7 +243,7 @@ async function startFleet(binary: string): Promise<Fleet> {
 /** Sends the warm-up and the main phase, switching the faults on between sub-phases. */
 async function drive(fleet: Fleet): Promise<{ load: LoadGenerator; evaluateAtS: number }> {
   const load = new LoadGenerator(fleet.routers.map((r) => `http://127.0.0.1:${r.traffic}`));
-  const main = (extra: Record<string, string> = {}) => [...streams(MAIN_RATES, MAIN_TTFT_MS, GAMMA_TTFT_MS, extra), ...tenantStreams()];
+  const main = (extra: Record<string, string> = {}) => [...streams(MAIN_RATES, MAIN_TTFT_MS, GAMMA_TTFT_MS, extra), ...tenantStreams(), ...loraStreams()];
   await load.phase(streams([4, 2, 20], WARMUP_TTFT_MS, WARMUP_TTFT_MS), WARMUP_MS);
   const mainStartS = Date.now() / 1000;
   await load.phase(main(), FAULTS_AT_MS);

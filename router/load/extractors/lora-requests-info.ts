@@ -13,7 +13,7 @@
  *     vllm:lora_requests_info{max_lora="2",running_lora_adapters="",waiting_lora_adapters=""} 1.7886264577368872e+09
  *     vllm:lora_requests_info{max_lora="2",running_lora_adapters="ko,json",waiting_lora_adapters="sql"} 1.7886264546318772e+09
  */
-import { AttributeKey } from '../endpoint-attributes.ts';
+import { AttributeKey, type EndpointAttributes } from '../endpoint-attributes.ts';
 import { commitAttribute, type AttributeWriter, type MetricExtraction, type MetricExtractor, type SampleLabels } from '../metric-extractor.ts';
 
 /** An engine's LoRA state at its last report. */
@@ -24,6 +24,33 @@ export interface LoraRequestsInfo {
   readonly waiting: readonly string[];
   /** Adapters the engine can hold at once (`--max-loras`); 0 when LoRA is off. */
   readonly maxLora: number;
+  /**
+   * Adapters seen starting to run since the endpoint's state began: at each
+   * scrape, those in `running` that the scrape before did not list. Each is
+   * a swap-in, or a loaded adapter resuming after an idle spell between two
+   * scrapes: an upper bound of the engine's adapter swaps, which vLLM does
+   * not count. A scrape without the gauge clears the state, and the count
+   * starts again (a counter reset, to Prometheus).
+   */
+  readonly starts: number;
+  /**
+   * Adapters this replica sent the engine since this scrape (see
+   * {@link noteAdapterSent}): running there as far as the router knows,
+   * though the gauge does not show them yet. Empty at each scrape, which
+   * shows what the engine made of them.
+   */
+  readonly sentSinceScrape: Set<string>;
+}
+
+/** Swap pressure: requests wait for an adapter the engine does not run, so for an adapter slot to turn over. */
+export function hasSwapPressure(info: LoraRequestsInfo): boolean {
+  for (const adapter of info.waiting) if (!info.running.includes(adapter)) return true;
+  return false;
+}
+
+/** A request for `adapter` was sent to the endpoint whose attributes these are (no-op without LoRA state). */
+export function noteAdapterSent(attributes: EndpointAttributes, adapter: string): void {
+  attributes.get(LORA_REQUESTS_INFO)?.sentSinceScrape.add(adapter);
 }
 
 /**
@@ -66,7 +93,10 @@ class LatestLoraInfo implements MetricExtraction {
 
   commit(attributes: AttributeWriter): void {
     const newest = this.#newest;
-    const info = newest === undefined ? undefined : { running: adapters(newest.labels[RUNNING]), waiting: adapters(newest.labels[WAITING]), maxLora: newest.maxLora };
+    const before = attributes.get(LORA_REQUESTS_INFO);
+    const running = newest === undefined ? [] : adapters(newest.labels[RUNNING]);
+    const started = running.filter((adapter) => before?.running.includes(adapter) !== true).length;
+    const info = newest === undefined ? undefined : { running, waiting: adapters(newest.labels[WAITING]), maxLora: newest.maxLora, starts: (before?.starts ?? 0) + started, sentSinceScrape: new Set<string>() };
     commitAttribute(attributes, LORA_REQUESTS_INFO, info);
   }
 }

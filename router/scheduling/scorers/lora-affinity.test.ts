@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LORA_REQUESTS_INFO, type LoraRequestsInfo } from '../../load/extractors/lora-requests-info.ts';
+import { LORA_REQUESTS_INFO, noteAdapterSent, type LoraRequestsInfo } from '../../load/extractors/lora-requests-info.ts';
 import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
 import { SchedulingProfile } from '../profiles/profile.ts';
@@ -14,7 +14,7 @@ function engine(id: string, loadScore: number, info?: LoraRequestsInfo): FakeCan
   if (info !== undefined) candidate.attributes.set(LORA_REQUESTS_INFO, info);
   return candidate;
 }
-const lora = (running: string[], waiting: string[] = [], maxLora = 2): LoraRequestsInfo => ({ running, waiting, maxLora });
+const lora = (running: string[], waiting: string[] = [], maxLora = 2, sent: string[] = []): LoraRequestsInfo => ({ running, waiting, maxLora, starts: 0, sentSinceScrape: new Set(sent) });
 const adapterRequest = (model: string) => facts({ model, loraBaseModel: 'base' });
 const { bound } = loraAffinityPlugin.create(loraAffinityPlugin.parameters.parse({}), { balanceEpsilon: 0.25, prefix: { epsilon: 0.5, kappa: 2, spread: 2, minReuse: 0.1 } });
 const profile = new SchedulingProfile('lora', [new BoundedWalkPicker(new LoraAffinityScorer(), bound), new WeightedMaxPicker([{ scorer: loadScoreScorer, weight: 1 }], seeded(1))]);
@@ -32,6 +32,10 @@ describe('LoRA tiers from the engine gauge', () => {
     assert.equal(loraTier(lora(['b'], ['b']), 'a'), LoraTier.freeSlot, 'waiting for a batch slot, not for an adapter swap');
     assert.equal(loraTier(undefined, 'a'), LoraTier.other, 'no LoRA state (not scraped, not vLLM)');
     assert.equal(loraTier(lora([], [], 0), 'a'), LoraTier.other, 'LoRA off');
+    // What this replica sent since the scrape counts as running there.
+    assert.equal(loraTier(lora(['b'], [], 2, ['a']), 'a'), LoraTier.running);
+    assert.equal(loraTier(lora(['b'], [], 2, ['c']), 'a'), LoraTier.other, 'b runs and c was just sent: no free slot');
+    assert.equal(loraTier(lora(['b'], [], 2, ['b']), 'a'), LoraTier.freeSlot, 'b counted once');
   });
 });
 
@@ -52,6 +56,18 @@ describe('LoRA affinity walk', () => {
     assert.equal(firsts.size, 1);
     const spread = new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((adapter) => target(adapterRequest(adapter), fleet())[0]));
     assert.ok(spread.size >= 3, `adapters spread over engines: ${[...spread].join(',')}`);
+  });
+
+  it('places a burst of adapters between two scrapes two to an engine, by what it sent since the scrape', () => {
+    const fleet = ['p', 'q', 'r', 's'].map((id) => engine(id, 0, lora([])));
+    const adaptersOn = new Map<string, string[]>();
+    for (const adapter of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) {
+      const [first] = target(adapterRequest(adapter), fleet);
+      const chosen = fleet.find((c) => c.id === first) as FakeCandidate;
+      noteAdapterSent(chosen.attributes, adapter);
+      adaptersOn.set(chosen.id, [...(adaptersOn.get(chosen.id) ?? []), adapter]);
+    }
+    assert.deepEqual([...adaptersOn.values()].map((list) => list.length), [2, 2, 2, 2], JSON.stringify(Object.fromEntries(adaptersOn)));
   });
 
   it('spreads a hot adapter to a second engine at the load bound instead of queueing it', () => {

@@ -11,11 +11,13 @@
  * an engine lists as an adapter (`RequestFacts.loraBaseModel`).
  *
  * The state comes from the engines' `vllm:lora_requests_info` gauge
- * (router/load/extractors/lora-requests-info.ts), a scrape old: between
- * scrapes the rendezvous order keeps an adapter's burst together.
+ * (router/load/extractors/lora-requests-info.ts), a scrape old, and from the
+ * adapters this replica sent each engine since that scrape: a burst of
+ * adapters between two scrapes does not pile onto an engine whose slots
+ * the gauge still shows free.
  */
 import { z } from 'zod';
-import { LORA_REQUESTS_INFO, type LoraRequestsInfo } from '../../load/extractors/lora-requests-info.ts';
+import { hasSwapPressure, LORA_REQUESTS_INFO, type LoraRequestsInfo } from '../../load/extractors/lora-requests-info.ts';
 import { hashString, mix32 } from '../../load/hash.ts';
 import type { Candidate, RequestFacts } from '../candidate.ts';
 import { BALANCE_FLOOR } from '../load-bound.ts';
@@ -35,12 +37,18 @@ export const LoraTier = {
   running: 3,
 } as const;
 
-/** One candidate's {@link LoraTier} for `adapter`, from its last scraped LoRA state (none: `other`). */
+/**
+ * One candidate's {@link LoraTier} for `adapter`, from its last scraped LoRA
+ * state and the adapters this replica sent it since (none: `other`).
+ */
 export function loraTier(info: LoraRequestsInfo | undefined, adapter: string): number {
   if (info === undefined || info.maxLora <= 0) return LoraTier.other;
-  if (info.running.includes(adapter)) return LoraTier.running;
-  for (const waiting of info.waiting) if (!info.running.includes(waiting)) return LoraTier.swapPressure;
-  return info.running.length < info.maxLora ? LoraTier.freeSlot : LoraTier.other;
+  const sent = info.sentSinceScrape;
+  if (info.running.includes(adapter) || sent.has(adapter)) return LoraTier.running;
+  if (hasSwapPressure(info)) return LoraTier.swapPressure;
+  let inUse = info.running.length;
+  for (const other of sent) if (!info.running.includes(other)) inUse++;
+  return inUse < info.maxLora ? LoraTier.freeSlot : LoraTier.other;
 }
 
 export class LoraAffinityScorer implements OrderingScorer {
