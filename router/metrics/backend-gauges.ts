@@ -7,6 +7,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { EndpointAttributes } from '../load/endpoint-attributes.ts';
 import type { EndpointView } from '../load/endpoint-view.ts';
+import { LORA_REQUESTS_INFO, type LoraRequestsInfo } from '../load/extractors/lora-requests-info.ts';
 import { SAFE_START_PHASES, type SafeStartPhase } from '../load/safe-start.ts';
 
 /** One endpoint's live values, read at scrape time (contracts on {@link EndpointView}). */
@@ -58,7 +59,22 @@ const BACKEND_GAUGES: readonly BackendGaugeSpec[] = [
     value: (b) => (b.scrapeAgeMs === undefined ? undefined : b.scrapeAgeMs / 1000),
   },
   { name: 'switchyard_backend_routable', help: '1 while the endpoint is ready, not draining and serves a known model (ejection aside); 0 otherwise.', value: (b) => (b.routable === undefined ? undefined : b.routable ? 1 : 0) },
+  { name: 'switchyard_backend_lora_running_adapters', help: "Adapters with requests running on the engine (vllm:lora_requests_info's running_lora_adapters at the last successful scrape).", value: (b) => loraOf(b)?.running.length },
+  {
+    name: 'switchyard_backend_lora_waiting_adapters',
+    help: 'Adapters with requests waiting on the engine that it is not running: they wait for an adapter slot (swap pressure; the LoRA walk avoids such engines).',
+    value: (b) => {
+      const info = loraOf(b);
+      return info?.waiting.filter((adapter) => !info.running.includes(adapter)).length;
+    },
+  },
+  { name: 'switchyard_backend_lora_max_adapters', help: "Adapters the engine can run at once (vLLM's max_lora, --max-loras).", value: (b) => loraOf(b)?.maxLora },
 ];
+
+/** The engine's LoRA state at the last scrape, if it reports one. */
+function loraOf(b: BackendGauges): LoraRequestsInfo | undefined {
+  return b.attributes?.get(LORA_REQUESTS_INFO);
+}
 
 /**
  * Per model any endpoint in the set serves: how many of its endpoints can

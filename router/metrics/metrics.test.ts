@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { EndpointAttributes } from '../load/endpoint-attributes.ts';
+import { LORA_REQUESTS_INFO } from '../load/extractors/lora-requests-info.ts';
 import { RouterMetrics, type BackendGauges, type MetricBackend } from './metrics.ts';
 
 function fixture() {
@@ -16,7 +18,23 @@ function writeAll(metrics: RouterMetrics, backend: MetricBackend): void {
   metrics.countUpstreamError(backend, 'midstream');
   metrics.observeScrape(backend, 0.01, true);
   metrics.countEjection(backend);
+  metrics.lora.countRequest(backend, 'sql-lora');
 }
+
+describe('router metrics: LoRA state per engine', () => {
+  it("exports each engine's adapters running, waiting for a slot and slots, and the adapter starts seen, from its last scrape", async () => {
+    const attributes = new EndpointAttributes();
+    attributes.set(LORA_REQUESTS_INFO, { running: ['a', 'b'], waiting: ['b', 'c'], maxLora: 2, starts: 5, sentSinceScrape: new Set<string>() });
+    const m = new RouterMetrics(sourcesOf([{ ...backend('lora'), attributes }, backend('plain')]));
+    const lines = (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('switchyard_backend_lora_'));
+    assert.deepEqual(lines, [
+      'switchyard_backend_lora_running_adapters{backend="lora"} 2',
+      'switchyard_backend_lora_waiting_adapters{backend="lora"} 1',
+      'switchyard_backend_lora_max_adapters{backend="lora"} 2',
+      'switchyard_backend_lora_adapter_starts_total{backend="lora"} 5',
+    ]);
+  });
+});
 
 describe('router metrics: backend series follow endpoint lifetime', () => {
   it('records writes for a present endpoint', async () => {
@@ -26,6 +44,7 @@ describe('router metrics: backend series follow endpoint lifetime', () => {
       'switchyard_upstream_errors_total{backend="a",kind="midstream"} 1',
       'switchyard_scrape_failures_total{backend="a"} 1',
       'switchyard_ejections_total{backend="a"} 1',
+      'switchyard_lora_requests_total{backend="a",adapter="sql-lora"} 1',
     ]);
   });
 
@@ -39,7 +58,7 @@ describe('router metrics: backend series follow endpoint lifetime', () => {
     assert.deepEqual(await seriesOf('a'), []);
     writeAll(metrics, state);
     assert.deepEqual(await seriesOf('a'), [], 'a late scrape, stream error or ejection brings nothing back');
-    assert.equal((await seriesOf('b')).length, 3, 'other endpoints keep theirs');
+    assert.equal((await seriesOf('b')).length, 4, 'other endpoints keep theirs');
     assert.ok((await text()).includes('switchyard_scrape_duration_seconds_count 3'), 'scrape durations (no backend label) still count');
   });
 
@@ -53,6 +72,7 @@ describe('router metrics: backend series follow endpoint lifetime', () => {
       'switchyard_upstream_errors_total{backend="a",kind="midstream"} 1',
       'switchyard_scrape_failures_total{backend="a"} 1',
       'switchyard_ejections_total{backend="a"} 1',
+      'switchyard_lora_requests_total{backend="a",adapter="sql-lora"} 1',
     ]);
   });
 });
