@@ -219,8 +219,6 @@ function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: numb
       `| ${r.round} | ${Math.round(r.load * 100)}% | ${r.policy === 'auto' ? 'auto (LoRA-aware, default)' : r.policy} | ${r.requests} | ${r.shed} | ${r.failed} | ${r.swaps} | ${r.swapsPer1000.toFixed(0)} | ${ms(r.ttftP50Ms)} | ${ms(r.ttftP99Ms)} | ${r.decisions['lora_hit'] ?? 0} / ${r.decisions['lora_spill'] ?? 0} | ${r.routerCapacity.map((c) => c ?? '?').join('/')} |`,
   );
   return [
-    '# LoRA: adapter-aware scheduling against least-load',
-    '',
     factsLine(facts),
     '',
     `4 engine simulators (8 slots, 30 ms to first token, 32 tokens 5 ms apart, 2 adapter slots, 150 ms to swap an adapter in), 8 adapters of Zipf popularity (${POPULARITY.map((p) => `${Math.round((p / POPULARITY.reduce((a, b) => a + b, 0)) * 100)}%`).join('/')}); fleet capacity without swaps ${capacityPerS.toFixed(1)} req/s. Poisson arrivals at ${plan.loads.map((l) => `${Math.round(l * 100)}%`).join(' and ')} of it, ${plan.warmupMs / 1000} s warm-up + ${plan.durationMs / 1000} s measured, the same arrivals per policy in a round, ${plan.rounds} interleaved round(s); routers at default settings but the policy. Swaps: the engines' own count over the measured window (and its drain). TTFT from the scheduled arrival, over served requests.`,
