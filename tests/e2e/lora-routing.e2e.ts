@@ -56,13 +56,20 @@ describe('LoRA-aware routing', () => {
     });
   }
 
+  it('sends conversations on adapter a (each its own x-session-id) to the engine running it too', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `a-session-${i}`);
+    await Promise.all(ids.map((requestId, i) => streamChat(pool, { model: 'a', requestId, sessionKey: `conversation-${i}`, turn: 1 })));
+    const served = engines.map((engine) => ids.filter((id) => engine.received(id) !== undefined).length);
+    assert.ok((served[0] as number) >= 38, `served per engine ${served.join('/')}`);
+  });
+
   it('leaves requests for the base model to least load: the LoRA walk applies to adapters only', async () => {
     const loraDecisions = async () => {
       const text = await (await fetch(`${router.admin}/metrics`)).text();
       return [...text.matchAll(/^switchyard_policy_decisions_total\{[^}]*outcome="(lora_hit|lora_spill)"[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[2]), 0);
     };
     const before = await loraDecisions();
-    assert.ok(before >= 200, `the adapter requests were LoRA decisions: ${before}`);
+    assert.ok(before >= 240, `the adapter requests were LoRA decisions: ${before}`);
     const ids = Array.from({ length: 60 }, (_, i) => `base-${i}`);
     await Promise.all(ids.map((requestId) => streamChat(pool, { model: MODEL, requestId, sessionKey: undefined, turn: 1 })));
     assert.equal(await loraDecisions(), before);

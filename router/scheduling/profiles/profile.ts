@@ -17,7 +17,9 @@
  * engine yet is placed by the final picker alone (least load over capacity),
  * not by the affinity walks: the stored engine keeps it together from then
  * on, so its first engine should be the one with room, and engines of
- * unequal size then hold shares of sessions that fit their capacity.
+ * unequal size then hold shares of sessions that fit their capacity. Except
+ * a session on a LoRA adapter: it is placed by every picker, so the LoRA
+ * walk puts it where its adapter runs (an engine without it swaps it in).
  * Then the pickers: zero or more affinity walks (each declines when the
  * request gives it nothing to go on), and a final picker that always decides
  * (weighted maximum or round-robin). The first candidate of the pick is the
@@ -153,7 +155,7 @@ export class SchedulingProfile {
     if (this.#filters.length > 0) n = keepPassing(this.#filters, facts, candidates, pool, n, (this.#filtered = ensureUint32(this.#filtered, total)));
     const decision = (this.#decision as unknown as Decision<T>).reset(facts, candidates, pool, n, saturated, homeRoom);
     if (facts.placeSession === true && facts.sessionKey !== undefined) {
-      const placed = this.#scheduleByPick(decision, candidates, saturated, this.#final);
+      const placed = this.#scheduleByPick(decision, candidates, saturated, facts.loraBaseModel === undefined ? this.#final : this.#pickers);
       return placed.kind === 'admit' ? { ...placed, outcome: 'placed' } : placed;
     }
     let moved: AssignmentMove | undefined;

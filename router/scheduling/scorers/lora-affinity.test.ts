@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { LORA_REQUESTS_INFO, noteAdapterSent, type LoraRequestsInfo } from '../../load/extractors/lora-requests-info.ts';
 import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
+import { ProfileRegistry } from '../profiles/presets.ts';
 import { SchedulingProfile } from '../profiles/profile.ts';
 import { loadScoreScorer } from './load-score.ts';
 import { LoraAffinityScorer, LoraTier, loraAffinityPlugin, loraTier } from './lora-affinity.ts';
@@ -76,6 +77,19 @@ describe('LoRA affinity walk', () => {
     const [first, outcome] = target(adapterRequest('a'), fleet);
     assert.notEqual(first, 'hot');
     assert.equal(outcome, 'lora_spill');
+  });
+
+  it('in the default preset, sends a session on an adapter where the adapter runs, and places a new shared session there too', () => {
+    const auto = new ProfileRegistry({ policy: 'auto', modelPolicies: {}, profiles: {}, balanceEpsilon: 0.25, powerOfTwoChoices: false, prefix: { epsilon: 0.5, kappa: 2, spread: 2, minReuse: 0.1 } }, seeded(1)).forModel('a');
+    const fleet = () => [engine('x', 0.2, lora(['a'])), engine('y', 0, lora([])), engine('z', 0, lora([]))];
+    for (let i = 0; i < 20; i++) {
+      const keyed = auto.schedule(facts({ model: 'a', loraBaseModel: 'base', sessionKey: `s${i}` }), fleet(), () => false);
+      assert.deepEqual(keyed.kind === 'admit' ? [keyed.attempts[0]?.id, keyed.outcome] : keyed.kind, ['x', 'lora_hit']);
+    }
+    const placed = auto.schedule(facts({ model: 'a', loraBaseModel: 'base', sessionKey: 's', placeSession: true }), fleet(), () => false);
+    assert.deepEqual(placed.kind === 'admit' ? [placed.attempts[0]?.id, placed.outcome] : placed.kind, ['x', 'placed']);
+    const basePlaced = auto.schedule(facts({ model: 'base', sessionKey: 's', placeSession: true }), fleet(), () => false);
+    assert.notEqual(basePlaced.kind === 'admit' ? basePlaced.attempts[0]?.id : basePlaced.kind, 'x', 'a base-model session is placed by load');
   });
 
   it('declines a request for a base model, leaving the outcome to the picker that decides', () => {
