@@ -5,6 +5,7 @@
  */
 import { ReplicaWatch } from '../../discovery/kubernetes/replica-watch.ts';
 import type { Config } from '../config/schema.ts';
+import { waitsForAdapterSlot } from '../load/extractors/lora-requests-info.ts';
 import { LoadView } from '../load/load-view.ts';
 import { ReplicaCount } from '../load/replica-count.ts';
 import type { Logger } from '../log.ts';
@@ -31,6 +32,7 @@ export function buildLoad(config: Config, env: Environment, logger: Logger): Loa
     // Without admission.maxWaiting (each engine's adaptive allowance), the safe start still steps by one request past what an engine runs.
     safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas },
     replicas,
+    queueWaitsElsewhere: waitsForAdapterSlot,
   });
   return { replicas, replicaWatch: watch, view };
 }

@@ -242,9 +242,11 @@ export class EndpointState implements EndpointView {
    * A scrape of the engine succeeded at `now` (epoch ms): gauges summed over
    * the models it serves, KV-cache usage as the highest. Requests sent before
    * the scrape began are now counted by the engine itself.
+   * `queueWaitsElsewhere`: its queue waits for something other than a batch
+   * slot (a LoRA adapter slot), so no capacity is learned from it.
    */
-  recordScrape(models: ReadonlyMap<string, ModelGauges>, now: number): void {
-    const { waiting, running } = this.#reported.scrapeArrived(models, now);
+  recordScrape(models: ReadonlyMap<string, ModelGauges>, now: number, queueWaitsElsewhere = false): void {
+    const { waiting, running } = this.#reported.scrapeArrived(models, now, queueWaitsElsewhere);
     const surelyCounted = this.#ledger.scrapeArrived(waiting + running - this.#reported.othersInFlight);
     // What the scrape surely counted of ours: open requests sent before it began. Not the ambiguous
     // ones the engine's count was taken to include: with others sending unseen that split can be

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Endpoint } from '../../discovery/endpoint.ts';
+import type { EndpointState } from './endpoint-state.ts';
 import { LoadView, type LoadSettings } from './load-view.ts';
 
 const endpoint = (id: string, models: string[] | undefined, extra: Partial<Endpoint> = {}): Endpoint => ({
@@ -164,6 +165,19 @@ describe('load view', () => {
     view.settle(a, during);
     view.settle(a, early);
     assert.equal(outstanding(a), 2, 'over, the safe way, until the next scrape');
+  });
+
+  it('learns no capacity from a queue that waits for an adapter slot, and still counts it as waiting', () => {
+    const waitsElsewhere = new WeakSet<object>();
+    const view = new LoadView({ ...SETTINGS, queueWaitsElsewhere: (attributes) => waitsElsewhere.has(attributes) });
+    view.update({ version: 1, endpoints: [endpoint('lora', ['m']), endpoint('plain', ['m'])] });
+    const [lora, plain] = [...view.all()] as [EndpointState, EndpointState];
+    waitsElsewhere.add(lora.attributes);
+    for (const state of [lora, plain]) view.recordScrape(state, gauges(5, 2));
+    view.tick();
+    assert.equal(plain.learnedCapacity, 2, 'a full batch: 2 running behind a queue');
+    assert.equal(lora.learnedCapacity, undefined, 'requests waiting for an adapter slot say nothing of the batch');
+    assert.equal(lora.estimatedWaiting, 5, 'they do wait there');
   });
 
   it('uses scraped load while fresh and falls back to in-flight counts once stale', () => {

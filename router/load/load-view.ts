@@ -6,6 +6,7 @@
  */
 import type { EndpointSet } from '../../discovery/endpoint.ts';
 import type { EjectionSettings } from './ejection.ts';
+import type { EndpointAttributes } from './endpoint-attributes.ts';
 import { EndpointState } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
 import type { LoadClockAndSettings } from './load-clock.ts';
@@ -24,6 +25,13 @@ export interface LoadSettings {
   readonly safeStart?: SafeStartSettings;
   /** Router replicas sharing the engines (counted or configured; see replica-count.ts), for what no shared state holds; absent: unknown. */
   readonly replicas?: ReplicaCountReader | undefined;
+  /**
+   * True when the queue an endpoint's last scrape showed (its attributes
+   * already hold that scrape's plugin data) waits for something other than a
+   * batch slot, such as a LoRA adapter slot: then what ran beside it is no
+   * measure of the engine's capacity. Absent: every queue is a full batch's.
+   */
+  readonly queueWaitsElsewhere?: ((attributes: EndpointAttributes) => boolean) | undefined;
 }
 
 /** Receives ejection events (for logs and metrics). */
@@ -50,6 +58,7 @@ export class LoadView {
   #parents = new Map<string, string>();
   #version = 0;
   #synced = false;
+  readonly #queueWaitsElsewhere: LoadSettings['queueWaitsElsewhere'];
   readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings };
   readonly #readClock: () => number;
   onEjection: EjectionListener | undefined;
@@ -76,6 +85,7 @@ export class LoadView {
 
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
+    this.#queueWaitsElsewhere = settings.queueWaitsElsewhere;
     this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, replicas: settings.replicas, ejection: settings.ejection };
   }
 
@@ -282,6 +292,6 @@ export class LoadView {
    * scrape began are now counted by the engine itself.
    */
   recordScrape(state: EndpointState, models: ReadonlyMap<string, ModelGauges>): void {
-    state.recordScrape(models, this.#readClock());
+    state.recordScrape(models, this.#readClock(), this.#queueWaitsElsewhere?.(state.attributes) ?? false);
   }
 }

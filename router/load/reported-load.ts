@@ -98,9 +98,11 @@ export class ReportedLoad {
 
   /**
    * A scrape succeeded at `now` (epoch ms): gauges summed over the models
-   * the engine serves, KV-cache usage as the highest. Returns what it recorded.
+   * the engine serves, KV-cache usage as the highest; `queueWaitsElsewhere`:
+   * its queue is no full batch's, so no capacity is learned from it. Returns
+   * what it recorded.
    */
-  scrapeArrived(models: ReadonlyMap<string, ModelGauges>, now: number): ScrapedLoad {
+  scrapeArrived(models: ReadonlyMap<string, ModelGauges>, now: number, queueWaitsElsewhere = false): ScrapedLoad {
     let waiting = 0;
     let running = 0;
     let kv: number | undefined;
@@ -112,8 +114,9 @@ export class ReportedLoad {
     const scraped: ScrapedLoad = { waiting, running, kvCacheUsage: kv, models, at: now };
     this.#scraped = scraped;
     this.#othersAtScrape = this.#othersInFlight;
-    // A queue means the engine was full: what was running then is its capacity.
-    if (waiting > 0 && running > (this.#learnedCapacity ?? 0)) this.#learnedCapacity = running;
+    // A queue means the engine was full: what was running then is its capacity. Unless it waits for
+    // something else: requests waiting for a LoRA adapter slot taught 8-slot engines capacities of 2-4.
+    if (waiting > 0 && !queueWaitsElsewhere && running > (this.#learnedCapacity ?? 0)) this.#learnedCapacity = running;
     this.#version++;
     return scraped;
   }

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { fetchText } from '../../discovery/upstream-body.ts';
 import type { EndpointState } from './endpoint-state.ts';
-import { LORA_REQUESTS_INFO, loraRequestsInfo } from './extractors/lora-requests-info.ts';
+import { LORA_REQUESTS_INFO, loraRequestsInfo, waitsForAdapterSlot } from './extractors/lora-requests-info.ts';
 import { LoadView } from './load-view.ts';
 import { Scraper, type ScrapeObserver } from './scraper.ts';
 
@@ -47,7 +47,7 @@ after(async () => {
 
 /** A scraper over one endpoint of a real load view, reading through the real fetch path, with the LoRA extractor registered. */
 function scraperFor(url: string): { state: EndpointState; scrapeOnce: () => Promise<string | undefined> } {
-  const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 256, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 } });
+  const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 256, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 0.5 }, queueWaitsElsewhere: waitsForAdapterSlot });
   view.update({ version: 1, endpoints: [{ id: 'e0', url, models: [MODEL], labels: {}, ready: true, draining: false }] });
   const state = [...view.all()][0]!;
   let done: ((error: string | undefined) => void) | undefined;
@@ -75,6 +75,8 @@ describe('scraper with metric extractors', () => {
     assert.equal(await scrapeOnce(), undefined);
     assert.deepEqual(state.attributes.get(LORA_REQUESTS_INFO), { running: ['sql-lora'], waiting: ['ko-lora', 'zh-lora'], maxLora: 2, starts: 1, sentSinceScrape: new Set() });
     assert.deepEqual([state.scraped?.waiting, state.scraped?.running], [2, 3]);
+    // The view judged the queue by this scrape's LoRA state (ko and zh wait for a slot): no capacity learned from it.
+    assert.equal(state.learnedCapacity, undefined);
   });
 
   it('keeps the attribute through failed scrapes and clears it on a good scrape without the series', async () => {

@@ -198,8 +198,9 @@ export class Scraper {
       const extractions: readonly MetricExtraction[] = this.#extractors.length === 0 ? NO_EXTRACTIONS : this.#extractors.map((extractor) => extractor.begin());
       const result = this.#scanner.scan(body, dialect === 'none' ? 'auto' : dialect, extractions);
       if (result.ok) {
-        this.#view.recordScrape(state, result.models);
+        // Plugin data first: the load view reads it to judge the scrape's queue (LoadSettings.queueWaitsElsewhere).
         for (const extraction of extractions) extraction.commit(state.attributes);
+        this.#view.recordScrape(state, result.models);
         this.#healthOf(state).detected = result.dialect;
       } else error = `unusable metrics: ${result.error}`;
     } catch (err) {

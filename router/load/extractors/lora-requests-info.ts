@@ -48,6 +48,16 @@ export function hasSwapPressure(info: LoraRequestsInfo): boolean {
   return false;
 }
 
+/**
+ * The engine's last scrape shows swap pressure: its queue waits (at least
+ * partly) for an adapter slot, not a batch slot, and what runs beside it is
+ * no measure of its batch capacity.
+ */
+export function waitsForAdapterSlot(attributes: EndpointAttributes): boolean {
+  const info = attributes.get(LORA_REQUESTS_INFO);
+  return info !== undefined && hasSwapPressure(info);
+}
+
 /** A request for `adapter` was sent to the endpoint whose attributes these are (no-op without LoRA state). */
 export function noteAdapterSent(attributes: EndpointAttributes, adapter: string): void {
   attributes.get(LORA_REQUESTS_INFO)?.sentSinceScrape.add(adapter);
