@@ -15,12 +15,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
+import { quantile } from '../bench/stats.ts';
 import type { EngineSimulator } from '../sim/server.ts';
 import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
 import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { poissonSchedule, seededRng, type Arrival } from './poisson.ts';
 import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
-import { waitUntilRoutable } from './run-policy.ts';
+import { debugEndpoints, decisionCounts, waitUntilRoutable } from './run-policy.ts';
 import { streamChat } from './sse-client.ts';
 
 const MODEL = 'lora-base';
@@ -158,7 +159,7 @@ async function runOnce(policy: LoraRun['policy'], load: number, round: number, s
       swapsPer1000: records.length === 0 ? 0 : (swaps * 1000) / records.length,
       ttftP50Ms: quantile(ttfts, 0.5),
       ttftP99Ms: quantile(ttfts, 0.99),
-      decisions: await decisions(admin),
+      decisions: await decisionCounts(admin),
       routerCapacity: await capacities(admin, engines),
     };
   } finally {
@@ -175,19 +176,8 @@ async function swapsOf(engines: readonly EngineSimulator[]): Promise<number> {
 }
 
 async function capacities(admin: string, engines: readonly EngineSimulator[]): Promise<(number | null)[]> {
-  const known = ((await (await fetch(`${admin}/debug/endpoints`)).json()) as { endpoints: { url: string; load: { capacity: number | null } }[] }).endpoints;
+  const known = await debugEndpoints(admin);
   return engines.map((engine) => known.find((e) => e.url === engine.url)?.load.capacity ?? null);
-}
-
-async function decisions(admin: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${admin}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const match of text.matchAll(/^switchyard_policy_decisions_total\{[^}]*outcome="([a-z_]+)"[^}]*\} (\S+)$/gm)) counts[match[1] as string] = (counts[match[1] as string] ?? 0) + Number(match[2]);
-  return counts;
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
 }
 
 /** The runs of `policy` at `load`, and the median of `pick` over them. */

@@ -161,12 +161,13 @@ interface DebugEndpoint {
   readonly scrape: { readonly ageMs: number | null };
 }
 
-async function debugEndpoints(admin: string): Promise<DebugEndpoint[]> {
+/** The router's /debug/endpoints, as far as the scenarios read it. */
+export async function debugEndpoints(admin: string): Promise<DebugEndpoint[]> {
   return ((await (await fetch(`${admin}/debug/endpoints`)).json()) as { endpoints: DebugEndpoint[] }).endpoints;
 }
 
 /** Reads the router's decision counters from its Prometheus exposition. */
-async function decisionCounts(admin: string): Promise<Record<string, number>> {
+export async function decisionCounts(admin: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${admin}/metrics`)).text();
   const counts: Record<string, number> = {};
   for (const match of text.matchAll(/^switchyard_policy_decisions_total\{[^}]*outcome="([a-z_]+)"[^}]*\} (\S+)$/gm)) {

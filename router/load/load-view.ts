@@ -189,12 +189,12 @@ export class LoadView {
     return this.#parents.get(model);
   }
 
-  /** Every endpoint in the current set. */
   /** The endpoint with this id, if it is in the set. */
   byId(id: string): EndpointState | undefined {
     return this.#states.get(id);
   }
 
+  /** Every endpoint in the current set. */
   all(): Iterable<EndpointState> {
     return this.#states.values();
   }

@@ -6,15 +6,9 @@
  * endpoint's lifetime, see metrics.ts).
  */
 import { Counter, type Registry } from 'prom-client';
-import type { EndpointAttributes } from '../load/endpoint-attributes.ts';
 import { LORA_REQUESTS_INFO } from '../load/extractors/lora-requests-info.ts';
+import type { BackendGauges } from './backend-gauges.ts';
 import type { MetricBackend } from './metrics.ts';
-
-/** An endpoint as the LoRA counters read it. */
-export interface LoraBackend {
-  readonly id: string;
-  readonly attributes?: EndpointAttributes | undefined;
-}
 
 /** The LoRA counters of one router; `backends` is read at every scrape. */
 export class LoraMetrics {
@@ -22,7 +16,7 @@ export class LoraMetrics {
   /** Adapters counted per backend id, so a departed endpoint's series can all be removed. */
   readonly #adapters = new Map<string, Set<string>>();
 
-  constructor(registers: Registry[], backends: () => Iterable<LoraBackend>) {
+  constructor(registers: Registry[], backends: () => Iterable<Pick<BackendGauges, 'id' | 'attributes'>>) {
     new Counter({
       name: 'switchyard_backend_lora_adapter_starts_total',
       help: "Adapters seen starting to run on the engine: in vllm:lora_requests_info's running list at a scrape and not at the scrape before. Each is a swap-in, or a loaded adapter resuming after an idle spell: an upper bound of adapter swaps, which vLLM does not count.",

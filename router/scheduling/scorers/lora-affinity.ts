@@ -55,7 +55,7 @@ export class LoraAffinityScorer implements OrderingScorer {
   readonly name = 'lora';
   // A request for a base model is no LoRA decision: the walks before or after this one name its outcome.
   readonly outcomes = { hit: 'lora_hit', spill: 'lora_spill', declined: undefined } as const;
-  #tier = new Uint8Array(0);
+  #tier = new Uint32Array(0);
   #weight = new Uint32Array(0);
 
   applies(facts: RequestFacts): boolean {
@@ -66,8 +66,7 @@ export class LoraAffinityScorer implements OrderingScorer {
     const { candidates, pool, n } = context;
     const adapter = context.facts.model;
     const key = hashString(adapter);
-    if (this.#tier.length < n) this.#tier = new Uint8Array(Math.max(n, this.#tier.length * 2));
-    const tier = this.#tier;
+    const tier = (this.#tier = ensureUint32(this.#tier, n));
     const weight = (this.#weight = ensureUint32(this.#weight, n));
     for (let i = 0; i < n; i++) {
       const candidate = candidates[pool[i] as number] as T;
