@@ -8,9 +8,9 @@ import { RetryBudget } from '../proxy/retry-budget.ts';
 
 describe('saturation', () => {
   const thresholds = { maxWaiting: 4, kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
-  const load = (estimatedWaiting: number, extra: Partial<{ wouldQueue: boolean; kvCacheUsage: number; inFlight: number; queueAllowance: number }> = {}) => ({
+  const load = (estimatedWaiting: number, extra: Partial<{ queuedBySend: number; kvCacheUsage: number; inFlight: number; queueAllowance: number }> = {}) => ({
     estimatedWaiting,
-    wouldQueue: estimatedWaiting > 0,
+    queuedBySend: estimatedWaiting > 0 ? 1 : 0,
     kvCacheUsage: 0.1,
     inFlight: 0,
     queueAllowance: 0,
@@ -25,12 +25,16 @@ describe('saturation', () => {
   });
   it('with maxWaiting 0, admits only into a free batch slot', () => {
     const zero = { ...thresholds, maxWaiting: 0 };
-    assert.equal(isSaturated(load(0, { wouldQueue: false }), zero), false);
-    assert.equal(isSaturated(load(0, { wouldQueue: true }), zero), true);
+    assert.equal(isSaturated(load(0, { queuedBySend: 0 }), zero), false);
+    assert.equal(isSaturated(load(0, { queuedBySend: 1 }), zero), true);
+  });
+  it('counts a send as often as replicas are taken to mirror it', () => {
+    assert.equal(isSaturated(load(2, { queuedBySend: 3 }), thresholds), true, 'three replicas each sending one would make 5 waiting');
+    assert.equal(isSaturated(load(1, { queuedBySend: 3 }), thresholds), false);
   });
   it('without a fixed maxWaiting, bounds each endpoint by its own queue allowance', () => {
     const adaptive = { ...thresholds, maxWaiting: undefined };
-    assert.equal(isSaturated(load(0, { wouldQueue: true }), adaptive), true, 'no allowance: free batch slots only');
+    assert.equal(isSaturated(load(0, { queuedBySend: 1 }), adaptive), true, 'no allowance: free batch slots only');
     assert.equal(isSaturated(load(5, { queueAllowance: 6 }), adaptive), false);
     assert.equal(isSaturated(load(6, { queueAllowance: 6 }), adaptive), true);
     assert.equal(isSaturated(load(3, { queueAllowance: 6 }), adaptive, 'low'), true, 'low priority gets half');

@@ -21,7 +21,7 @@ describe('the derived-load memo sees a change in every part it reads, within one
     assert.equal(state.loadScore, 0.2, 'two open over the default capacity of ten');
     state.describe({ ...endpoint, capacity: 4 });
     assert.equal(state.loadScore, 0.5);
-    assert.equal(state.wouldQueue, false);
+    assert.equal(state.queuedBySend, 0);
   });
 
   it('recomputes when the fleet counts move, and when they are forgotten', () => {
@@ -30,9 +30,9 @@ describe('the derived-load memo sees a change in every part it reads, within one
     state.begin();
     assert.equal(state.loadScore, 0.25);
     state.fleetInFlight(3, 1);
-    assert.deepEqual([state.loadScore, state.wouldQueue], [1, true]);
+    assert.deepEqual([state.loadScore, state.queuedBySend], [1, 2], 'full: the one other replica mirrors the send');
     state.forgetFleet();
-    assert.deepEqual([state.loadScore, state.wouldQueue], [0.25, false]);
+    assert.deepEqual([state.loadScore, state.queuedBySend], [0.25, 0]);
   });
 
   it('takes the other replicas to change as this one does between fleet reads', () => {

@@ -1,5 +1,5 @@
 /**
- * The derived load of one endpoint (estimated waiting, would-queue, load
+ * The derived load of one endpoint (estimated waiting, queued by a send, load
  * score; load-formulas.ts), computed once per clock tick and change: a
  * routing decision reads them for every candidate, several times. The
  * inputs live in three parts of the endpoint's state; each counts its own
@@ -9,7 +9,7 @@
 import type { EndpointIdentity } from './endpoint-identity.ts';
 import type { InFlightLedger } from './in-flight-ledger.ts';
 import type { LoadClockAndSettings } from './load-clock.ts';
-import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
+import { estimatedWaiting, loadScore, queuedBySend, type LoadInputs } from './load-formulas.ts';
 import type { ReportedLoad } from './reported-load.ts';
 
 /** One endpoint's derived-load memo over its identity, ledger and reported load, which it only reads. */
@@ -26,13 +26,14 @@ export class DerivedLoad {
     othersInFlight: 0,
     othersAtScrape: 0,
     othersDrift: 0,
+    mirroringOthers: 0,
     capacity: undefined,
     unseenReplicas: 0,
   };
   #memoVersion = -1;
   #memoNow = Number.NaN;
   #estimatedWaiting = 0;
-  #wouldQueue = false;
+  #queuedBySend = 0;
   #loadScore = 0;
 
   constructor(identity: EndpointIdentity, ledger: InFlightLedger, reported: ReportedLoad, view: LoadClockAndSettings) {
@@ -53,10 +54,10 @@ export class DerivedLoad {
     return this.#estimatedWaiting;
   }
 
-  /** See {@link wouldQueue}. */
-  get wouldQueue(): boolean {
+  /** See {@link queuedBySend}. */
+  get queuedBySend(): number {
     this.#refresh();
-    return this.#wouldQueue;
+    return this.#queuedBySend;
   }
 
   /** See {@link loadScore}. */
@@ -78,11 +79,12 @@ export class DerivedLoad {
     inputs.othersInFlight = reported.othersInFlight;
     inputs.othersAtScrape = reported.othersAtScrape;
     // Between fleet reads the others are taken to change as this replica does (see LoadInputs.othersDrift).
-    inputs.othersDrift = reported.fleetHeld ? reported.otherReplicas * (ledger.inFlight - reported.ownAtFleetRead) : 0;
+    inputs.mirroringOthers = reported.fleetHeld ? reported.otherReplicas : 0;
+    inputs.othersDrift = inputs.mirroringOthers * (ledger.inFlight - reported.ownAtFleetRead);
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
     this.#estimatedWaiting = estimatedWaiting(inputs);
-    this.#wouldQueue = wouldQueue(inputs);
+    this.#queuedBySend = queuedBySend(inputs);
     this.#loadScore = loadScore(inputs, this.#view.defaultCapacity);
     this.#memoVersion = version;
     this.#memoNow = this.#view.now;

@@ -261,8 +261,8 @@ export class EndpointState implements EndpointView {
   get estimatedWaiting(): number {
     return this.#derived.estimatedWaiting;
   }
-  get wouldQueue(): boolean {
-    return this.#derived.wouldQueue;
+  get queuedBySend(): number {
+    return this.#derived.queuedBySend;
   }
   get loadScore(): number {
     return this.#derived.loadScore;

@@ -37,8 +37,13 @@ export interface EndpointView {
   readonly inFlight: number;
   /** Requests estimated to be queued at the engine (≥ 0); decides saturation (router/load/load-formulas.ts). */
   readonly estimatedWaiting: number;
-  /** One more request would wait: the capacity is known (or a queue proves it) and outstanding work fills it. */
-  readonly wouldQueue: boolean;
+  /**
+   * Requests one more send of this replica would add to the engine's queue
+   * (≥ 0): 0 while a batch slot is free (or the capacity is unknown and no
+   * queue shows), more than 1 when replicas taken to mirror this one would
+   * send alongside it (router/load/load-formulas.ts).
+   */
+  readonly queuedBySend: number;
   /** Outstanding work over capacity (≥ 0; 1 means exactly full); ranks endpoints, lower is better. */
   readonly loadScore: number;
   /** KV-cache usage 0-1 from a fresh scrape; 0 when unknown or stale. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { estimatedWaiting, loadScore, wouldQueue, type LoadInputs } from './load-formulas.ts';
+import { estimatedWaiting, loadScore, queuedBySend, type LoadInputs } from './load-formulas.ts';
 
 const input = (over: Partial<LoadInputs>): LoadInputs => ({ scraped: undefined, sentSinceScrape: 0, doneSinceScrape: 0, inFlight: 0, othersInFlight: 0, othersAtScrape: 0, capacity: undefined, ...over });
 
@@ -59,13 +59,25 @@ describe('estimated waiting', () => {
   });
 });
 
-describe('would queue', () => {
-  it('is true only when a known or proven capacity is already filled', () => {
-    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 7 }, capacity: 8 })), false);
-    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 7 }, sentSinceScrape: 1, capacity: 8 })), true);
-    assert.equal(wouldQueue(input({ scraped: { waiting: 0, running: 700 } })), false, 'no evidence without a capacity');
-    assert.equal(wouldQueue(input({ scraped: { waiting: 1, running: 3 } })), true, 'a queue proves the engine full');
-    assert.equal(wouldQueue(input({ scraped: { waiting: 1, running: 3 }, doneSinceScrape: 2 })), false, 'two finished since');
+describe('queued by a send', () => {
+  it('is 1 only when a known or proven capacity is already filled', () => {
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 7 }, capacity: 8 })), 0);
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 7 }, sentSinceScrape: 1, capacity: 8 })), 1);
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 700 } })), 0, 'no evidence without a capacity');
+    assert.equal(queuedBySend(input({ scraped: { waiting: 1, running: 3 } })), 1, 'a queue proves the engine full');
+    assert.equal(queuedBySend(input({ scraped: { waiting: 1, running: 3 }, doneSinceScrape: 2 })), 0, 'two finished since');
+  });
+
+  it('counts the send once more for each replica taken to mirror this one', () => {
+    // Three replicas that cannot see each other, 6 of 8 slots busy: each sees room for two, so all
+    // three sending one would put one in the queue.
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 6 }, capacity: 8, unseenReplicas: 2 })), 1);
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 5 }, capacity: 8, unseenReplicas: 2 })), 0);
+    // Already queued: every mirrored send queues.
+    assert.equal(queuedBySend(input({ scraped: { waiting: 2, running: 8 }, capacity: 8, unseenReplicas: 2 })), 3);
+    // With shared state, the others the fleet read counted mirror this replica's sends until the next read.
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 8 }, capacity: 8, mirroringOthers: 2 })), 3);
+    assert.equal(queuedBySend(input({ scraped: { waiting: 0, running: 7 }, capacity: 8, mirroringOthers: 2 })), 2);
   });
 });
 

@@ -43,6 +43,8 @@ export interface LoadInputs {
    * engine's room alone until the next read shows the others' sends.
    */
   readonly othersDrift?: number;
+  /** The other replicas {@link othersDrift} takes to mirror this one (their number while shared state holds their counts; 0 otherwise). */
+  readonly mirroringOthers?: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
   readonly capacity: number | undefined;
   /**
@@ -101,12 +103,21 @@ export function estimatedWaiting(input: LoadInputs): number {
 }
 
 /**
- * True when one more request would have to wait: the capacity is known (or
- * a queue proves it) and the engine's outstanding work already fills it.
+ * Requests one more send of this replica adds to the engine's queue, as the
+ * router models it (≥ 0; 0 when the capacity is unknown and nothing shows a
+ * queue). The send counts once for this replica and once for each replica
+ * taken to mirror it ({@link LoadInputs.unseenReplicas},
+ * {@link LoadInputs.mirroringOthers}): replicas behind one Service get the
+ * same burst at once, so where one replica sees room for one more, each of
+ * them sends one. Counting the send once let three replicas each add to a
+ * queue at its bound, and 8-slot engines queued 7-9 against a bound of 5.
  */
-export function wouldQueue(input: LoadInputs): boolean {
+export function queuedBySend(input: LoadInputs): number {
   const capacity = effectiveCapacity(input);
-  return capacity !== undefined && outstanding(input) >= capacity;
+  if (capacity === undefined) return 0;
+  const now = outstanding(input);
+  const weight = 1 + (input.unseenReplicas ?? 0) + (input.mirroringOthers ?? 0);
+  return Math.max(0, now + weight - capacity) - Math.max(0, now - capacity);
 }
 
 /**

@@ -24,8 +24,8 @@ export interface SaturationThresholds {
 /** The load an endpoint shows to the saturation test. */
 export interface SaturationInputs {
   readonly estimatedWaiting: number;
-  /** One more request would wait (no free batch slot). */
-  readonly wouldQueue: boolean;
+  /** Requests one more send would add to the engine's queue (0: a batch slot is free). */
+  readonly queuedBySend: number;
   readonly kvCacheUsage: number;
   readonly inFlight: number;
   /** Requests this router may have open to the endpoint (the safe start for unknown capacity); undefined: no such limit. */
@@ -89,20 +89,20 @@ export function homeRoom(endpoint: SaturationInputs, thresholds: SaturationThres
  * the safe start's burst bound, `boundWaitMs`: that bound rises at scrapes
  * that show room. Never more than `boundWaitMs`.
  */
-export function homeWaitMs(endpoint: Pick<SaturationInputs, 'wouldQueue' | 'burstBound' | 'firstByteMs'>, boundWaitMs: number): number {
-  if (endpoint.burstBound !== undefined || !endpoint.wouldQueue) return boundWaitMs;
+export function homeWaitMs(endpoint: Pick<SaturationInputs, 'queuedBySend' | 'burstBound' | 'firstByteMs'>, boundWaitMs: number): number {
+  if (endpoint.burstBound !== undefined || endpoint.queuedBySend === 0) return boundWaitMs;
   return Math.min(boundWaitMs, endpoint.firstByteMs ?? 0);
 }
 
 /** Fails the saturation filter only because the batch is full: no queue shows, KV cache and the per-endpoint cap allow one more. */
 function merelyFull(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
-  return endpoint.wouldQueue && endpoint.estimatedWaiting === 0 && !failsFilter({ ...endpoint, wouldQueue: false }, thresholds, priority);
+  return endpoint.queuedBySend > 0 && endpoint.estimatedWaiting === 0 && !failsFilter({ ...endpoint, queuedBySend: 0 }, thresholds, priority);
 }
 
 /** Saturated by what the engine shows (queue, KV cache) or the configured per-endpoint cap: no request should be added. */
 function failsFilter(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
   const maxWaiting = (thresholds.maxWaiting ?? endpoint.queueAllowance) * PRIORITY_LIMITS[priority].waiting;
-  const waitingAfter = endpoint.estimatedWaiting + (endpoint.wouldQueue ? 1 : 0);
+  const waitingAfter = endpoint.estimatedWaiting + endpoint.queuedBySend;
   return (
     waitingAfter > maxWaiting ||
     endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||

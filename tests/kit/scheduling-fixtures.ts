@@ -12,7 +12,7 @@ export interface FakeCandidate extends Candidate {
 
 /** A candidate named `id` with load score `loadScore`, idle otherwise. */
 export function ep(id: string, loadScore = 0, extra: Partial<FakeCandidate> = {}): FakeCandidate {
-  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, queueAllowance: 0, wouldQueue: false, attributes: new EndpointAttributes(), ...extra };
+  return { id, idHash: hashString(id), inFlight: 0, loadScore, kvCacheUsage: 0, ejected: false, estimatedWaiting: 0, queueAllowance: 0, queuedBySend: 0, attributes: new EndpointAttributes(), ...extra };
 }
 
 /** `n` idle candidates pod-0..pod-(n-1). */

@@ -124,7 +124,7 @@ describe('scheduling profile', () => {
     it('waits for its engine when the batch is merely full (no queue shows), and moves once a queue shows', () => {
       // The adaptive default: no queue allowance, so a full batch fails the filter for new work.
       const adaptive = { kvCacheThreshold: 0.9, maxInFlightPerEndpoint: 0 };
-      const full = (id: string, extra: Partial<FakeCandidate> = {}) => ep(id, 0.01, { inFlight: 8, wouldQueue: true, firstByteMs: 40, ...extra });
+      const full = (id: string, extra: Partial<FakeCandidate> = {}) => ep(id, 0.01, { inFlight: 8, queuedBySend: 1, firstByteMs: 40, ...extra });
       const home = homeOf('k', [ep('a'), ep('b'), ep('c')]);
       const pods = (engine: FakeCandidate) => ['a', 'b', 'c'].map((id) => (id === home ? engine : ep(id)));
       const newWork = (c: FakeCandidate) => isSaturated(c, adaptive);
@@ -142,10 +142,10 @@ describe('scheduling profile', () => {
     });
 
     it('waits for a full batch about one first byte of the engine, and at the burst bound a few scrapes', () => {
-      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: 40 }, 750), 40);
-      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: 5_000 }, 750), 750, 'never beyond the cap');
-      assert.equal(homeWaitMs({ wouldQueue: true, burstBound: undefined, firstByteMs: undefined }, 750), 0, 'no first byte seen: no wait');
-      assert.equal(homeWaitMs({ wouldQueue: false, burstBound: 5, firstByteMs: 40 }, 750), 750);
+      assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 40 }, 750), 40);
+      assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 5_000 }, 750), 750, 'never beyond the cap');
+      assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: undefined }, 750), 0, 'no first byte seen: no wait');
+      assert.equal(homeWaitMs({ queuedBySend: 0, burstBound: 5, firstByteMs: 40 }, 750), 750);
     });
 
     it('does the same for a shared assignment and a pinned response', () => {
