@@ -70,14 +70,16 @@ describe('prefix facts hook', () => {
     const first = facts();
     prefix.prepare(first, chat('the same question?'), undefined);
     assert.equal(first.prefix?.share, 0);
-    prefix.admitted(first);
+    assert.equal(first.prefix?.placedOn, undefined);
+    prefix.admitted(first, { id: 'e1', idHash: 7 });
     assert.equal(groups.stats().groups, 1);
     const second = facts();
     prefix.prepare(second, chat('the same question?'), undefined);
     assert.equal(second.prefix?.keys.group, first.prefix?.keys.group);
     assert.ok((second.prefix?.share ?? 0) > 0);
+    assert.equal(second.prefix?.placedOn, 7, 'the engine the group went to last');
     // A request without prefix facts records nothing.
-    prefix.admitted(facts('s1'));
+    prefix.admitted(facts('s1'), { id: 'e1', idHash: 7 });
     assert.equal(groups.stats().groups, 1);
   });
 });

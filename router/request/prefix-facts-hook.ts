@@ -9,7 +9,7 @@
 import type { RequestFacts } from '../scheduling/candidate.ts';
 import { prefixKeys } from '../scheduling/prefix-keys.ts';
 import type { PrefixGroups } from './prefix-groups.ts';
-import type { PreparedFacts, RequestHook } from './request-hooks.ts';
+import type { HookEndpoint, PreparedFacts, RequestHook } from './request-hooks.ts';
 import type { BodyFacts } from './routing-facts.ts';
 import { tenantCacheSalt } from './tenant-cache-salt.ts';
 
@@ -38,12 +38,12 @@ export class PrefixFactsHook implements RequestHook {
     const salt = tenant === undefined ? body.cacheSalt : tenantCacheSalt(tenant, body.cacheSalt);
     const keys = prefixKeys(facts.model, salt, body.promptKind, body.promptPrefix, body.promptTruncated);
     const group = deps.groups.read(facts.model, keys, deps.now());
-    facts.prefix = { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse };
+    facts.prefix = { keys, share: group.share, sharedPrefixTokens: group.sharedPrefixTokens, reuse: group.reuse, placedOn: group.placedOn };
     return undefined;
   }
 
-  /** The request was admitted: its group and the model's reuse count it. */
-  admitted(facts: RequestFacts): void {
-    if (facts.prefix !== undefined) this.#deps.groups.record(facts.model, facts.prefix.keys, this.#deps.now());
+  /** The request was admitted and goes to `target` first: its group and the model's reuse count it, and the group's next request may follow it there. */
+  admitted(facts: RequestFacts, target: HookEndpoint): void {
+    if (facts.prefix !== undefined) this.#deps.groups.record(facts.model, facts.prefix.keys, this.#deps.now(), target.idHash);
   }
 }

@@ -17,7 +17,7 @@ const SECOND = 1_000;
 
 describe('prefix group table', () => {
   it("converges to each group's share of the model's requests, and forgets with time constant τ", () => {
-    const table = new PrefixGroups();
+    const table = new PrefixGroups({ priorRequests: 0 });
     let now = 0;
     // A steady mix: group 1 three requests in four, group 2 one in four, one request every 100 ms.
     for (let i = 0; i < 4_000; i++, now += 100) table.record('m', keys(i % 4 === 3 ? 2 : 1), now);
@@ -31,8 +31,29 @@ describe('prefix group table', () => {
     assert.ok(share1 > 0.03 && share1 < 0.05, `share of the stopped group ${share1}`);
   });
 
+  it('judges a share against a prior of requests, so a fresh table does not read its first group as much of the traffic', () => {
+    const table = new PrefixGroups();
+    for (let g = 0; g < 10; g++) table.record('m', keys(g), 0);
+    // One of ten requests, against the 32 assumed before any traffic: 1 / 42, not 1 / 10.
+    assert.ok(Math.abs(table.read('m', keys(3), 0).share - 1 / 42) < 1e-9);
+    // A prompt everyone sends still reads as most of the traffic soon.
+    for (let i = 0; i < 96; i++) table.record('m', keys(99), 0);
+    assert.ok(table.read('m', keys(99), 0).share > 0.6);
+  });
+
+  it('remembers the engine each group last went to', () => {
+    const table = new PrefixGroups();
+    table.record('m', keys(1), 0, 42);
+    table.record('m', keys(2), 0);
+    assert.equal(table.read('m', keys(1), 0).placedOn, 42);
+    assert.equal(table.read('m', keys(2), 0).placedOn, undefined);
+    assert.equal(table.read('m', keys(3), 0).placedOn, undefined);
+    table.record('m', keys(1), 1, 7);
+    assert.equal(table.read('m', keys(1), 1).placedOn, 7);
+  });
+
   it('decays lazily by the injected clock: a read later sees older records weigh less', () => {
-    const table = new PrefixGroups({ tauMs: 60 * SECOND });
+    const table = new PrefixGroups({ tauMs: 60 * SECOND, priorRequests: 0 });
     table.record('m', keys(1), 0);
     table.record('m', keys(2), 60 * SECOND);
     // At 60 s, group 1's one request weighs e^-1 against group 2's 1.
@@ -47,7 +68,9 @@ describe('prefix group table', () => {
   it("learns the prefix a group's consecutive requests share (EWMA, weight 0.3) from their block hashes", () => {
     const table = new PrefixGroups();
     table.record('m', keys(7, blocks(20, 10, 1)), 0);
-    assert.equal(table.read('m', keys(7), 0).sharedPrefixTokens, 0); // one request: nothing to compare yet
+    assert.equal(table.read('m', keys(7), 0).sharedPrefixTokens, 0); // one request, and a reader that shares nothing with it
+    // The second request's reading: what it has in common with the first.
+    assert.equal(table.read('m', keys(7, blocks(20, 10, 2)), 0).sharedPrefixTokens, 10 * 128);
     table.record('m', keys(7, blocks(20, 10, 2)), 1);
     assert.equal(table.read('m', keys(7), 1).sharedPrefixTokens, 10 * 128);
     table.record('m', keys(7, blocks(30, 30, 3)), 2); // shares only the 10 common blocks with the previous one

@@ -37,7 +37,8 @@ export interface GroupReading {
   readonly share: number;
   /**
    * Tokens that consecutive requests of the group have had in common (EWMA
-   * of whole blocks in common × 128); 0 until the group's second request.
+   * of whole blocks in common × 128); for the group's second request, what
+   * it has in common with the first; 0 for a group not in the table.
    */
   readonly sharedPrefixTokens: number;
   /**
@@ -48,6 +49,8 @@ export interface GroupReading {
    * (so 1 for a model not in the table).
    */
   readonly reuse: number;
+  /** The engine (its 32-bit id hash) the group's last request was sent to; undefined when none was recorded. */
+  readonly placedOn: number | undefined;
 }
 
 /** Limits and rates of the table. */
@@ -60,19 +63,29 @@ export interface PrefixGroupSettings {
   readonly tauMs: number;
   /** EWMA weight of each new common-prefix sample, 0-1. */
   readonly sharedPrefixWeight: number;
+  /**
+   * Requests assumed in a model's total before any traffic (≥ 0), so a
+   * group's share is not judged on a handful of requests: the first
+   * document of a fresh table read as a tenth of the traffic and spread over
+   * two engines, its next requests landing on the one that did not cache it.
+   * Real traffic outweighs it within seconds; a prompt everyone sends still
+   * reads as half the traffic after this many requests.
+   */
+  readonly priorRequests: number;
 }
 
-/** Defaults: 4096 groups per model (~1.4 MiB), 256 models, τ = 60 s, weight 0.3. */
-export const PREFIX_GROUP_DEFAULTS: PrefixGroupSettings = { maxGroups: 4_096, maxModels: 256, tauMs: 60_000, sharedPrefixWeight: 0.3 };
+/** Defaults: 4096 groups per model (~1.4 MiB), 256 models, τ = 60 s, weight 0.3, a prior of 32 requests. */
+export const PREFIX_GROUP_DEFAULTS: PrefixGroupSettings = { maxGroups: 4_096, maxModels: 256, tauMs: 60_000, sharedPrefixWeight: 0.3, priorRequests: 32 };
 
 const MAX_BLOCKS = 64;
 const TOKENS_PER_BLOCK = 128;
 const FIRST_CAPACITY = 4;
 // Fields of a slot in ModelGroups' typed arrays.
-const NUMBERS = 3;
+const NUMBERS = 4;
 const COUNT = 0;
 const TIME = 1;
 const SHARED = 2;
+const PLACED = 3;
 const LINKS = 4;
 const OLDER = 0;
 const NEWER = 1;
@@ -90,7 +103,7 @@ const MODEL_BYTES = 400;
  * its later turns will go. Real traffic outweighs it within seconds (the totals decay over τ).
  */
 const PRIOR_REUSABLE_TOKENS = 8_192;
-const NOTHING: GroupReading = Object.freeze({ share: 0, sharedPrefixTokens: 0, reuse: 1 });
+const NOTHING: GroupReading = Object.freeze({ share: 0, sharedPrefixTokens: 0, reuse: 1, placedOn: undefined });
 
 /** The table: see the file header. Owns its memory; callers only pass keys in. */
 export class PrefixGroups {
@@ -103,8 +116,8 @@ export class PrefixGroups {
 
   constructor(settings: Partial<PrefixGroupSettings> = {}) {
     this.#settings = { ...PREFIX_GROUP_DEFAULTS, ...settings };
-    if (!(this.#settings.maxGroups >= 1 && this.#settings.maxModels >= 1 && this.#settings.tauMs > 0)) {
-      throw new Error('prefix groups: maxGroups and maxModels must be ≥ 1 and tauMs > 0');
+    if (!(this.#settings.maxGroups >= 1 && this.#settings.maxModels >= 1 && this.#settings.tauMs > 0 && this.#settings.priorRequests >= 0)) {
+      throw new Error('prefix groups: maxGroups and maxModels must be ≥ 1, tauMs > 0 and priorRequests ≥ 0');
     }
   }
 
@@ -114,8 +127,11 @@ export class PrefixGroups {
     return groups === undefined ? NOTHING : groups.read(keys, nowMs);
   }
 
-  /** Counts one request of `model` with `keys` at `nowMs` (call once per request, when it is admitted or settles). */
-  record(model: string, keys: GroupKeys, nowMs: number): void {
+  /**
+   * Counts one request of `model` with `keys` at `nowMs`, sent to the engine
+   * whose id hash is `placedOn` (call once per request, when it is admitted).
+   */
+  record(model: string, keys: GroupKeys, nowMs: number, placedOn?: number): void {
     let groups = this.#newest?.model === model ? this.#newest : this.#models.get(model);
     if (groups === undefined) {
       const oldest = this.#oldest;
@@ -130,7 +146,7 @@ export class PrefixGroups {
       this.#unlink(groups);
       this.#append(groups);
     }
-    groups.record(keys, nowMs);
+    groups.record(keys, nowMs, placedOn);
   }
 
   #unlink(groups: ModelGroups): void {
@@ -173,7 +189,7 @@ class ModelGroups {
   /** Group hash (as int32, so V8 keeps it unboxed) → slot. */
   readonly #index = new Map<number, number>();
   #capacity = 0;
-  /** Per slot: decayed request count (as of TIME), TIME (ms of the last record), SHARED (EWMA tokens; NaN before a 2nd request). */
+  /** Per slot: decayed request count (as of TIME), TIME (ms of the last record), SHARED (EWMA tokens; NaN before a 2nd request), PLACED (the engine of the last request; NaN: none). */
   #numbers = new Float64Array(0);
   /** Per slot: OLDER and NEWER (recency list, -1 ends it: same reason as the models' list), KEY (the group hash), BLOCK_COUNT. */
   #links = new Int32Array(0);
@@ -205,16 +221,19 @@ class ModelGroups {
     nowMs = Math.max(nowMs, since);
     const slot = this.#index.get(keys.group | 0);
     const reuse = this.#promptTokens > 0 ? this.#reusable / this.#promptTokens : 0;
-    if (slot === undefined) return { share: 0, sharedPrefixTokens: 0, reuse };
+    if (slot === undefined) return { share: 0, sharedPrefixTokens: 0, reuse, placedOn: undefined };
     const numbers = this.#numbers;
     const at = slot * NUMBERS;
     const total = this.#total * this.#decay(nowMs - since);
     const count = (numbers[at + COUNT] as number) * this.#decay(nowMs - (numbers[at + TIME] as number));
     const shared = numbers[at + SHARED] as number;
-    return { share: total > 0 ? Math.min(1, count / total) : 0, sharedPrefixTokens: Number.isNaN(shared) ? 0 : shared, reuse };
+    // A group's second request has no average yet: what it shares with the first is the evidence.
+    const sharedPrefixTokens = Number.isNaN(shared) ? this.#commonBlocks(slot, keys) * TOKENS_PER_BLOCK : shared;
+    const placed = numbers[at + PLACED] as number;
+    return { share: Math.min(1, count / (total + this.#settings.priorRequests)), sharedPrefixTokens, reuse, placedOn: Number.isNaN(placed) ? undefined : placed };
   }
 
-  record(keys: GroupKeys, nowMs: number): void {
+  record(keys: GroupKeys, nowMs: number, placedOn: number | undefined): void {
     // Time never runs backwards within a model, so no group can outweigh the model's total.
     const since = this.#totalTime ?? nowMs;
     nowMs = Math.max(nowMs, since);
@@ -239,6 +258,7 @@ class ModelGroups {
       numbers[at + SHARED] = Number.isNaN(shared) ? commonTokens : shared + this.#settings.sharedPrefixWeight * (commonTokens - shared);
     }
     this.#numbers[at + TIME] = nowMs;
+    this.#numbers[at + PLACED] = placedOn ?? NaN;
     this.#append(slot);
     this.#keepBlocks(slot, keys);
     const decay = this.#decay(nowMs - since);

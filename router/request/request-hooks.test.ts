@@ -43,8 +43,8 @@ describe('request hooks', () => {
     const calls: string[] = [];
     const hooks = new RequestHooks([recording('a', calls, { reads: true }), { admitted: () => calls.push('b.admitted') }, recording('c', calls, { reads: true })]);
     assert.equal(hooks.prepare(facts(), BODY, undefined), undefined);
-    hooks.admitted(facts(), { id: 'e1' });
-    hooks.answerReader('/v1/responses', undefined)?.({ id: 'e1' }, Buffer.from('x'));
+    hooks.admitted(facts(), { id: 'e1', idHash: 1 });
+    hooks.answerReader('/v1/responses', undefined)?.({ id: 'e1', idHash: 1 }, Buffer.from('x'));
     hooks.over(RECORD, undefined);
     assert.deepEqual(calls, ['a.prepare', 'c.prepare', 'a.admitted', 'b.admitted', 'c.admitted', 'a.answerBytes', 'c.answerBytes', 'a.over', 'c.over']);
   });
@@ -81,8 +81,8 @@ describe('request hooks', () => {
     };
     const both = new RequestHooks([{ readAnswer: () => reader('a', 1) }, { readAnswer: () => reader('b', 2) }]).answerReader('/v1/responses', 'acme');
     assert.ok(both !== undefined);
-    assert.equal(both({ id: 'e1' }, Buffer.from('1')), true);
-    assert.equal(both({ id: 'e1' }, Buffer.from('2')), false);
+    assert.equal(both({ id: 'e1', idHash: 1 }, Buffer.from('1')), true);
+    assert.equal(both({ id: 'e1', idHash: 1 }, Buffer.from('2')), false);
     assert.deepEqual(calls, ['a e1 1', 'b e1 1', 'b e1 2']);
   });
 
@@ -109,7 +109,7 @@ describe('request hooks', () => {
     const request = classifier.classify({}, BODY, 60, undefined);
     assert.equal(hooks.prepare(request, BODY, undefined), undefined);
     assert.deepEqual(request, { model: 'm', stream: false, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 60, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
-    hooks.admitted(request, { id: 'e1' });
+    hooks.admitted(request, { id: 'e1', idHash: 1 });
   });
 
   it("end a request's span with its record, built for a request that reached an engine only when the span records", () => {

@@ -28,6 +28,8 @@ export type PreparedFacts = { -readonly [K in keyof RequestFacts]: RequestFacts[
 export interface HookEndpoint {
   /** The endpoint's id (a pod's `namespace/name`, or a static backend's address). */
   readonly id: string;
+  /** 32-bit hash of {@link id}, as rendezvous hashing uses it. */
+  readonly idHash: number;
 }
 
 /** One request's reader of its answer's first chunks, made by {@link RequestHook.readAnswer}. */

@@ -17,7 +17,7 @@ function body(previous?: string) {
   return jsonBodyFacts(Buffer.from(JSON.stringify({ model: 'm', input: 'hi', ...(previous === undefined ? {} : { previous_response_id: previous }) })), LIMITS);
 }
 
-const endpoint = (id: string) => ({ id });
+const endpoint = (id: string) => ({ id, idHash: 0 });
 
 describe('response pin hook', () => {
   it('pins a follow-up to the engine that stored its response, for the tenant that stored it', () => {

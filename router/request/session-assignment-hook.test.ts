@@ -81,10 +81,10 @@ describe('session assignment hook', () => {
   it('stores the first engine and a move after admission, and nothing when the session stayed', () => {
     const sessions = assignments(undefined);
     const hook = new SessionAssignmentHook(sessions);
-    hook.admitted(facts('s1'), { id: 'e1' });
-    hook.admitted({ ...facts('s2'), assignedEndpoint: 'e1' }, { id: 'e2' });
-    hook.admitted({ ...facts('s3'), assignedEndpoint: 'e1' }, { id: 'e1' });
-    hook.admitted(facts(), { id: 'e1' });
+    hook.admitted(facts('s1'), { id: 'e1', idHash: 1 });
+    hook.admitted({ ...facts('s2'), assignedEndpoint: 'e1' }, { id: 'e2', idHash: 2 });
+    hook.admitted({ ...facts('s3'), assignedEndpoint: 'e1' }, { id: 'e1', idHash: 1 });
+    hook.admitted(facts(), { id: 'e1', idHash: 1 });
     assert.deepEqual(sessions.calls, ['assign s1 undefined e1', 'assign s2 e1 e2']);
   });
 });

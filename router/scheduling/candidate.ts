@@ -37,6 +37,8 @@ export interface PrefixFacts {
    * affinity would only cost balance.
    */
   readonly reuse: number;
+  /** The engine (its id hash) this replica sent the group's last request to, if any: a rare group follows it (it holds the group's cache). */
+  readonly placedOn?: number | undefined;
 }
 
 /** What scheduling may know about a request. Built once per request. */

@@ -32,6 +32,7 @@ export function prefixFacts(conversation: number, group: number, extra: Partial<
     share: extra.share ?? 0,
     sharedPrefixTokens: extra.sharedPrefixTokens ?? 0,
     reuse: extra.reuse ?? 1,
+    placedOn: extra.placedOn,
   };
 }
 

@@ -110,7 +110,7 @@ for (const size of [1_024, 32 * 1_024, 200 * 1_024]) {
         assert.equal(hooks.prepare(requestFacts, body, undefined), undefined);
         const schedule = scheduler.schedule(requestFacts);
         assert.equal(schedule.kind, 'admit');
-        hooks.admitted(requestFacts, schedule.attempts[0] as { id: string });
+        hooks.admitted(requestFacts, schedule.attempts[0] as { id: string; idHash: number });
       });
     };
     const prefix = decide('prefix-affinity', factsOn);

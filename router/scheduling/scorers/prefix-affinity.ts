@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { mix32 } from '../../load/hash.ts';
-import type { Candidate, RequestFacts } from '../candidate.ts';
+import type { Candidate, PrefixFacts, RequestFacts } from '../candidate.ts';
 import { BALANCE_FLOOR } from '../load-bound.ts';
 import type { OrderingScorer, PickContext } from '../pick.ts';
 import type { AffinityPlugin } from '../plugin.ts';
@@ -84,9 +84,13 @@ export class PrefixAffinityScorer implements OrderingScorer {
     }
     const tier = Math.min(n, Math.max(1, Math.ceil(this.#settings.spread * n * prefix.share)));
     const wanted = Math.min(n, max);
+    // A rare group lives on one engine: the one its last request went to, which holds its cache,
+    // wherever that was placed (a first sighting by load, a spill); its home when it went nowhere else.
+    const placed = tier === 1 ? placedPosition(context, prefix.placedOn) : -1;
     // The engines of the tiers that hold the first `wanted` places, in group order.
     const ranked = Math.min(n, tier * Math.ceil(wanted / tier));
     const byGroup = this.#rankByGroup(n, ranked, groupWeight);
+    if (placed >= 0 && byGroup[0] !== placed) return this.#followPlacement(placed, byGroup, ranked, wanted, prefix, n, order, credit);
     // Each tier reordered by the conversation's weight; only the places that are returned.
     let count = 0;
     for (let start = 0; start < ranked && count < wanted; start += tier) {
@@ -105,6 +109,22 @@ export class PrefixAffinityScorer implements OrderingScorer {
     return count;
   }
 
+  /**
+   * The order of a rare group placed off its home: the engine it was placed
+   * on, then the rest in group order; the first holds the group's prefix and
+   * the conversation's history as a home would.
+   */
+  #followPlacement(placed: number, byGroup: Uint32Array, ranked: number, wanted: number, prefix: PrefixFacts, n: number, order: Uint32Array, credit: Float64Array): number {
+    order[0] = placed;
+    let count = 1;
+    for (let r = 0; r < ranked && count < wanted; r++) if (byGroup[r] !== placed) order[count++] = byGroup[r] as number;
+    const full = this.#settings.fullCreditTokens;
+    const tierCredit = n > 1 ? Math.min(1, prefix.sharedPrefixTokens / full) : 0;
+    credit[0] = Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit);
+    for (let p = 1; p < count; p++) credit[p] = 0;
+    return count;
+  }
+
   /** Pool positions of the `ranked` highest group weights, highest first. */
   #rankByGroup(n: number, ranked: number, weight: Uint32Array): Uint32Array {
     const out = (this.#byGroup = ensureUint32(this.#byGroup, n + 1));
@@ -119,6 +139,14 @@ export class PrefixAffinityScorer implements OrderingScorer {
     for (let r = 0; r < ranked; r++) out[r] = (sorted[n - 1 - r] as number) % 0x200000;
     return out;
   }
+}
+
+/** Pool position of the candidate whose id hash is `idHash`; -1 when none is (or no hash is given). */
+function placedPosition<T extends Candidate>(context: PickContext<T>, idHash: number | undefined): number {
+  if (idHash === undefined) return -1;
+  const { candidates, pool, n } = context;
+  for (let i = 0; i < n; i++) if ((candidates[pool[i] as number] as T).idHash === idHash) return i;
+  return -1;
 }
 
 const prefixParameters = z.strictObject({

@@ -91,6 +91,27 @@ describe('prefix affinity scorer', () => {
     // Another conversation of the same rare group shares the home (the group's first tier is one engine).
     assert.equal(place(pods, 12, 22).ids[0], home);
   });
+  it('sends a rare group to the engine its last request went to, with the credit of a home', () => {
+    const pods = fleet(8);
+    const rendezvous = place(pods, 11, 22).ids;
+    const elsewhere = pods.find((p) => p.id === rendezvous[3]);
+    assert.ok(elsewhere !== undefined);
+    const followed = (share: number) => {
+      const context = contextOf(pods, facts({ prefix: prefixFacts(11, 22, { share, sharedPrefixTokens: 4_096, placedOn: elsewhere.idHash }) }));
+      const count = scorer.order(context, MAX_ORDERED, order, credit);
+      return { ids: [...order.subarray(0, count)].map((i) => pods[i]?.id), credit: [...credit.subarray(0, count)] };
+    };
+    const rare = followed(0.01);
+    assert.equal(rare.ids[0], elsewhere.id, 'placed off its home: it follows the placement');
+    assert.deepEqual(rare.ids.slice(1), rendezvous.filter((id) => id !== elsewhere.id), 'then the group order');
+    assert.deepEqual(rare.credit.slice(0, 2), [0.5, 0]);
+    // A group spread over several engines goes by its conversations' order, wherever its last request went.
+    assert.deepEqual(followed(0.25).ids, place(pods, 11, 22, 0.25).ids);
+    // A placement on an engine that is not a candidate any more changes nothing.
+    const gone = contextOf(pods, facts({ prefix: prefixFacts(11, 22, { share: 0.01, placedOn: 12345 }) }));
+    const count = scorer.order(gone, MAX_ORDERED, order, credit);
+    assert.deepEqual([...order.subarray(0, count)].map((i) => pods[i]?.id), rendezvous);
+  });
   it('spreads the conversations of a group that is much of the traffic over about spread × N × share engines', () => {
     const pods = fleet(8);
     const homes = new Set<string | undefined>();
