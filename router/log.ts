@@ -4,15 +4,35 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 /** Creates the structured JSON logger; authorization-like fields are redacted as a safety net. */
-export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(level: string, destination: NodeJS.WritableStream = process.stderr): Logger {
   return pino(
     {
       level,
       base: { service: 'switchyard' },
       redact: { paths: ['authorization', '*.authorization', 'apiKey', '*.apiKey', 'headers.authorization'], censor: '[redacted]' },
     },
-    destination ?? process.stderr,
+    untilBroken(destination),
   );
+}
+
+/**
+ * Writes to `stream` until a write to it fails, then drops every line. When
+ * the reader of the router's standard error goes away (a pipe into a process
+ * that exited, a log collector gone), each write fails with EPIPE; nobody
+ * heard that error, so it reached the process net (cli/process-net.ts),
+ * whose log line failed the same way: the router spun at 100% CPU logging
+ * its own failure to log. Losing the log must not cost the traffic.
+ */
+export function untilBroken(stream: NodeJS.WritableStream): { write(line: string): void } {
+  let broken = false;
+  stream.on('error', () => {
+    broken = true;
+  });
+  return {
+    write(line) {
+      if (!broken) stream.write(line);
+    },
+  };
 }
 
 /** Longest error message logged (characters): a message may quote a reply or a command's arguments. */

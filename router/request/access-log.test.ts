@@ -37,6 +37,21 @@ describe('access log lines', () => {
   it('off writes nothing', () => {
     assert.deepEqual(collect('off', RECORD), []);
   });
+
+  it('stops writing once its reader went away, without an unheard error', async () => {
+    let attempts = 0;
+    const gone = new Writable({
+      write(_chunk, _encoding, done) {
+        attempts++;
+        done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const log = new AccessLog('json', gone);
+    log.write(RECORD);
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 50; i++) log.write(RECORD);
+    assert.equal(attempts, 1);
+  });
 });
 
 describe('access log as a request hook', () => {

@@ -7,6 +7,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { AccessLogFormat } from '../config/schema.ts';
+import { untilBroken } from '../log.ts';
 import type { RequestHook } from './request-hooks.ts';
 
 /** What one request did, as the access log records it. Times in milliseconds. */
@@ -39,12 +40,13 @@ export interface AccessRecord {
 export class AccessLog implements RequestHook {
   readonly enabled: boolean;
   readonly #format: AccessLogFormat;
-  readonly #out: Writable;
+  readonly #out: { write(line: string): void };
 
+  /** Writes to `out` until a write fails (its reader went away): then drops the lines, as the process log does. */
   constructor(format: AccessLogFormat, out: Writable = process.stdout) {
     this.#format = format;
     this.enabled = format !== 'off';
-    this.#out = out;
+    this.#out = untilBroken(out);
   }
 
   /** Writes one record (when on). */
