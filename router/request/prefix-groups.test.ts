@@ -17,7 +17,7 @@ const SECOND = 1_000;
 
 describe('prefix group table', () => {
   it("converges to each group's share of the model's requests, and forgets with time constant τ", () => {
-    const table = new PrefixGroups({ priorRequests: 0 });
+    const table = new PrefixGroups();
     let now = 0;
     // A steady mix: group 1 three requests in four, group 2 one in four, one request every 100 ms.
     for (let i = 0; i < 4_000; i++, now += 100) table.record('m', keys(i % 4 === 3 ? 2 : 1), now);
@@ -29,16 +29,6 @@ describe('prefix group table', () => {
     for (let end = now + 180 * SECOND; now < end; now += 100) table.record('m', keys(2), now);
     const share1 = table.read('m', keys(1), now).share;
     assert.ok(share1 > 0.03 && share1 < 0.05, `share of the stopped group ${share1}`);
-  });
-
-  it('judges a share against a prior of requests, so a fresh table does not read its first group as much of the traffic', () => {
-    const table = new PrefixGroups();
-    for (let g = 0; g < 10; g++) table.record('m', keys(g), 0);
-    // One of ten requests, against the 32 assumed before any traffic: 1 / 42, not 1 / 10.
-    assert.ok(Math.abs(table.read('m', keys(3), 0).share - 1 / 42) < 1e-9);
-    // A prompt everyone sends still reads as most of the traffic soon.
-    for (let i = 0; i < 96; i++) table.record('m', keys(99), 0);
-    assert.ok(table.read('m', keys(99), 0).share > 0.6);
   });
 
   it('remembers the engine each group last went to', () => {
@@ -53,7 +43,7 @@ describe('prefix group table', () => {
   });
 
   it('decays lazily by the injected clock: a read later sees older records weigh less', () => {
-    const table = new PrefixGroups({ tauMs: 60 * SECOND, priorRequests: 0 });
+    const table = new PrefixGroups({ tauMs: 60 * SECOND });
     table.record('m', keys(1), 0);
     table.record('m', keys(2), 60 * SECOND);
     // At 60 s, group 1's one request weighs e^-1 against group 2's 1.

@@ -6,8 +6,8 @@
  * Peer routers' prefix indexes grew without bound (a trie past 16 GB, an
  * unread index that OOMed every 15 minutes), so everything here is capped:
  * at most `maxGroups` groups per model and `maxModels` models, each evicted
- * least recently recorded first, and a group costs a fixed ~370 bytes
- * (its last request's block hashes are most of it): a full model ~1.4 MiB,
+ * least recently recorded first, and a group costs a fixed ~375 bytes
+ * (its last request's block hashes are most of it): a full model ~1.5 MiB,
  * the worst case (every model full) ~360 MiB, measured by
  * loadtest/scenarios/micro/prefix-groups-memory.ts. A group the table forgot
  * reads as new: its requests spread as rare ones until it is seen again.
@@ -63,19 +63,10 @@ export interface PrefixGroupSettings {
   readonly tauMs: number;
   /** EWMA weight of each new common-prefix sample, 0-1. */
   readonly sharedPrefixWeight: number;
-  /**
-   * Requests assumed in a model's total before any traffic (≥ 0), so a
-   * group's share is not judged on a handful of requests: the first
-   * document of a fresh table read as a tenth of the traffic and spread over
-   * two engines, its next requests landing on the one that did not cache it.
-   * Real traffic outweighs it within seconds; a prompt everyone sends still
-   * reads as half the traffic after this many requests.
-   */
-  readonly priorRequests: number;
 }
 
-/** Defaults: 4096 groups per model (~1.4 MiB), 256 models, τ = 60 s, weight 0.3, a prior of 32 requests. */
-export const PREFIX_GROUP_DEFAULTS: PrefixGroupSettings = { maxGroups: 4_096, maxModels: 256, tauMs: 60_000, sharedPrefixWeight: 0.3, priorRequests: 32 };
+/** Defaults: 4096 groups per model (~1.5 MiB), 256 models, τ = 60 s, weight 0.3. */
+export const PREFIX_GROUP_DEFAULTS: PrefixGroupSettings = { maxGroups: 4_096, maxModels: 256, tauMs: 60_000, sharedPrefixWeight: 0.3 };
 
 const MAX_BLOCKS = 64;
 const TOKENS_PER_BLOCK = 128;
@@ -116,8 +107,8 @@ export class PrefixGroups {
 
   constructor(settings: Partial<PrefixGroupSettings> = {}) {
     this.#settings = { ...PREFIX_GROUP_DEFAULTS, ...settings };
-    if (!(this.#settings.maxGroups >= 1 && this.#settings.maxModels >= 1 && this.#settings.tauMs > 0 && this.#settings.priorRequests >= 0)) {
-      throw new Error('prefix groups: maxGroups and maxModels must be ≥ 1, tauMs > 0 and priorRequests ≥ 0');
+    if (!(this.#settings.maxGroups >= 1 && this.#settings.maxModels >= 1 && this.#settings.tauMs > 0)) {
+      throw new Error('prefix groups: maxGroups and maxModels must be ≥ 1 and tauMs > 0');
     }
   }
 
@@ -230,7 +221,7 @@ class ModelGroups {
     // A group's second request has no average yet: what it shares with the first is the evidence.
     const sharedPrefixTokens = Number.isNaN(shared) ? this.#commonBlocks(slot, keys) * TOKENS_PER_BLOCK : shared;
     const placed = numbers[at + PLACED] as number;
-    return { share: Math.min(1, count / (total + this.#settings.priorRequests)), sharedPrefixTokens, reuse, placedOn: Number.isNaN(placed) ? undefined : placed };
+    return { share: total > 0 ? Math.min(1, count / total) : 0, sharedPrefixTokens, reuse, placedOn: Number.isNaN(placed) ? undefined : placed };
   }
 
   record(keys: GroupKeys, nowMs: number, placedOn: number | undefined): void {
