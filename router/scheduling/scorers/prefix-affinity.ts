@@ -15,15 +15,19 @@
  * sends) spreads over enough engines to carry its share, and each of its
  * conversations still has one home. The home engine gets credit for the
  * history it holds, the rest of the first tier for the group's shared
- * prefix: the load bound lets a candidate with credit run hotter.
+ * prefix: the load bound lets a candidate with credit run hotter. A rare
+ * group follows the engine its last request went to (the group table
+ * remembers it), where a first sighting placed by load or a spill left its
+ * cache.
  *
  * No tokenizer, no per-engine index, nothing to purge when an engine
  * restarts (its conversations miss once each), and every replica computes
- * the same order from the same request.
+ * the same order from the same request, but for the placement a rare group
+ * follows, which is each replica's own (its first sighting may go by load).
  */
 import { z } from 'zod';
 import { mix32 } from '../../load/hash.ts';
-import type { Candidate, PrefixFacts, RequestFacts } from '../candidate.ts';
+import type { Candidate, RequestFacts } from '../candidate.ts';
 import { BALANCE_FLOOR } from '../load-bound.ts';
 import type { OrderingScorer, PickContext } from '../pick.ts';
 import type { AffinityPlugin } from '../plugin.ts';
@@ -90,38 +94,12 @@ export class PrefixAffinityScorer implements OrderingScorer {
     // The engines of the tiers that hold the first `wanted` places, in group order.
     const ranked = Math.min(n, tier * Math.ceil(wanted / tier));
     const byGroup = this.#rankByGroup(n, ranked, groupWeight);
-    if (placed >= 0 && byGroup[0] !== placed) return this.#followPlacement(placed, byGroup, ranked, wanted, prefix, n, order, credit);
-    // Each tier reordered by the conversation's weight; only the places that are returned.
-    let count = 0;
-    for (let start = 0; start < ranked && count < wanted; start += tier) {
-      const end = Math.min(ranked, start + tier);
-      const take = Math.min(end - start, wanted - count);
-      const members = byGroup.subarray(start, end);
-      const picked = topKInto(order.subarray(count), members.length, take, (i, j) => (conversationWeight[members[i] as number] as number) > (conversationWeight[members[j] as number] as number));
-      for (let p = 0; p < picked; p++) order[count + p] = members[order[count + p] as number] as number;
-      count += picked;
-    }
+    const count = placed >= 0 ? followPlacement(placed, byGroup, ranked, wanted, order) : tierOrder(tier, byGroup, ranked, wanted, conversationWeight, order);
     // The group's shared prefix is credit only while its tier is a real subset: when every engine
     // is in the first tier, every engine holds it and none gains by keeping the request.
     const full = this.#settings.fullCreditTokens;
     const tierCredit = tier < n ? Math.min(1, prefix.sharedPrefixTokens / full) : 0;
     for (let p = 0; p < count; p++) credit[p] = p === 0 ? Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit) : p < tier ? tierCredit : 0;
-    return count;
-  }
-
-  /**
-   * The order of a rare group placed off its home: the engine it was placed
-   * on, then the rest in group order; the first holds the group's prefix and
-   * the conversation's history as a home would.
-   */
-  #followPlacement(placed: number, byGroup: Uint32Array, ranked: number, wanted: number, prefix: PrefixFacts, n: number, order: Uint32Array, credit: Float64Array): number {
-    order[0] = placed;
-    let count = 1;
-    for (let r = 0; r < ranked && count < wanted; r++) if (byGroup[r] !== placed) order[count++] = byGroup[r] as number;
-    const full = this.#settings.fullCreditTokens;
-    const tierCredit = n > 1 ? Math.min(1, prefix.sharedPrefixTokens / full) : 0;
-    credit[0] = Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit);
-    for (let p = 1; p < count; p++) credit[p] = 0;
     return count;
   }
 
@@ -139,6 +117,32 @@ export class PrefixAffinityScorer implements OrderingScorer {
     for (let r = 0; r < ranked; r++) out[r] = (sorted[n - 1 - r] as number) % 0x200000;
     return out;
   }
+}
+
+/** The tiers of `byGroup` (the first `ranked` in group order), each reordered by the conversation's weight; only the places that are returned. */
+function tierOrder(tier: number, byGroup: Uint32Array, ranked: number, wanted: number, conversationWeight: Uint32Array, order: Uint32Array): number {
+  let count = 0;
+  for (let start = 0; start < ranked && count < wanted; start += tier) {
+    const end = Math.min(ranked, start + tier);
+    const take = Math.min(end - start, wanted - count);
+    const members = byGroup.subarray(start, end);
+    const picked = topKInto(order.subarray(count), members.length, take, (i, j) => (conversationWeight[members[i] as number] as number) > (conversationWeight[members[j] as number] as number));
+    for (let p = 0; p < picked; p++) order[count + p] = members[order[count + p] as number] as number;
+    count += picked;
+  }
+  return count;
+}
+
+/**
+ * The order of a rare group (a tier of one) that is followed: the engine it
+ * was placed on, which holds its prefix as a home would, then the rest in
+ * group order. Returns the places filled.
+ */
+function followPlacement(placed: number, byGroup: Uint32Array, ranked: number, wanted: number, order: Uint32Array): number {
+  order[0] = placed;
+  let count = 1;
+  for (let r = 0; r < ranked && count < wanted; r++) if (byGroup[r] !== placed) order[count++] = byGroup[r] as number;
+  return count;
 }
 
 /** Pool position of the candidate whose id hash is `idHash`; -1 when none is (or no hash is given). */
