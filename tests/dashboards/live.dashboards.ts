@@ -114,7 +114,7 @@ describe('dashboards against live data (real Prometheus, two router replicas sha
     assert.deepEqual(failures, []);
   });
 
-  it("agrees with the load generator's own counts within 10%: request rate, shed ratio, TTFT and end-to-end p99", (t) => {
+  it("agrees with the load generator's own counts within 10% (a latency: or a bucket bound's hair): request rate, shed ratio, TTFT and end-to-end p99", (t) => {
     const expected = expectations(run);
     const answer = (title: string, legend?: string): Sample[] => {
       const result = results.get(title);
@@ -132,7 +132,7 @@ describe('dashboards against live data (real Prometheus, two router replicas sha
     for (const line of table(['check', 'panel', 'generator', 'difference', 'generator detail'], rows)) t.diagnostic(line);
     for (const c of CHECKS) {
       const value = panel[c.key];
-      assert.ok(Number.isFinite(value) && relativeError(value, expected[c.key].value) <= TOLERANCE, `${c.what}: panel ${value} vs generator ${expected[c.key].value}`);
+      assert.ok(Number.isFinite(value) && agrees(value, expected[c.key]), `${c.what}: panel ${value} vs generator ${expected[c.key].value}`);
     }
     const byVersion = answer('Replicas by version');
     assert.equal(single(byVersion, 'replicas'), 2, 'the replica count panel sees both routers');
@@ -144,14 +144,14 @@ describe('dashboards against live data (real Prometheus, two router replicas sha
     );
   });
 
-  it('has teeth: the same numbers read from lifetime sums instead of rates miss the generator by more than 10%', async (t) => {
+  it('has teeth: the same numbers read from lifetime sums instead of rates disagree with the generator', async (t) => {
     const expected = expectations(run);
     const rows: string[][] = [];
     for (const c of CHECKS) {
       const wrong = single(await run.prometheus.query(LIFETIME[c.key], run.evaluateAtS), c.what);
       const miss = relativeError(wrong, expected[c.key].value);
       rows.push([c.what, LIFETIME[c.key], wrong.toFixed(4), expected[c.key].value.toFixed(4), `${(100 * miss).toFixed(1)}%`]);
-      assert.ok(!(miss <= TOLERANCE), `${c.what}: the lifetime-sum query ${LIFETIME[c.key]} reads ${wrong}, within 10% of ${expected[c.key].value}: the scenario would not catch it`);
+      assert.ok(!agrees(wrong, expected[c.key]), `${c.what}: the lifetime-sum query ${LIFETIME[c.key]} reads ${wrong}, which agrees with ${expected[c.key].value}: the scenario would not catch it`);
     }
     for (const line of table(['check', 'lifetime-sum query (wrong on purpose)', 'reads', 'generator', 'difference'], rows)) t.diagnostic(line);
   });
@@ -177,7 +177,32 @@ const LIFETIME: Readonly<Record<CheckKey, string>> = {
 };
 
 /** The load generator's own numbers over the evaluated window. */
-function expectations(run: ScenarioRun): Record<CheckKey, { value: number; note: string }> {
+/** What the generator saw for one check; latencies also carry their exact quantile and the router's bucket bounds. */
+interface Expectation {
+  readonly value: number;
+  readonly note: string;
+  readonly latency?: { readonly exact: number; readonly bounds: readonly number[] };
+}
+
+/**
+ * The panel agrees with the generator: within 10%, or, for a latency, in the
+ * bucket of the generator's exact quantile or the one just below. The router
+ * times a request from its own arrival to its own first byte, a few
+ * milliseconds inside what the client sees; a quantile a hair above a bucket
+ * bound (0.825 s over 0.75 s) then falls below it at the router, and the
+ * interpolation across a 0.25 s bucket puts the two estimates 17% apart
+ * (0.745 against 0.894 s in one CI run). A query on the wrong series misses by
+ * buckets, not by a bound's hair.
+ */
+function agrees(value: number, expected: Expectation): boolean {
+  if (relativeError(value, expected.value) <= TOLERANCE) return true;
+  if (expected.latency === undefined) return false;
+  const { exact, bounds } = expected.latency;
+  const bucket = (x: number) => bounds.findIndex((le) => x <= le);
+  return bucket(value) === bucket(exact) || bucket(value) === bucket(exact) - 1;
+}
+
+function expectations(run: ScenarioRun): Record<CheckKey, Expectation> {
   const window = inWindow(run.load.outcomes, run.evaluateAtS, run.windowS);
   assert.ok(window.length > 500, `only ${window.length} answers in the window`);
   assert.equal(window.filter((o) => o.status === 0).length, 0, 'no connection failed');
@@ -205,12 +230,10 @@ function single(samples: readonly Sample[], what: string): number {
   return (samples[0] as Sample).value;
 }
 
-/** The generator's quantile on the router's bucket bounds, with the exact one for the report. */
-function latency(values: readonly number[], bounds: readonly number[]): { value: number; note: string } {
-  return {
-    value: bucketQuantile(0.99, bounds, values),
-    note: `${values.length} requests, exact p99 ${exactQuantile(0.99, values).toFixed(3)} s`,
-  };
+/** The generator's quantile on the router's bucket bounds, with the exact one. */
+function latency(values: readonly number[], bounds: readonly number[]): Expectation {
+  const exact = exactQuantile(0.99, values);
+  return { value: bucketQuantile(0.99, bounds, values), note: `${values.length} requests, exact p99 ${exact.toFixed(3)} s`, latency: { exact, bounds } };
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
