@@ -28,7 +28,7 @@ describe('log output gone', () => {
     engine = new EngineSimulator({ model: MODEL, knobs: { ttftMs: 0, itlMs: 0, outputTokens: 2 } });
     await engine.listen();
     // A second backend nobody listens on: its scrapes fail, and the router says so on stderr.
-    router = await spawnSwitchyard(['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--backend', 'http://127.0.0.1:9', '--scrape-interval-ms', '100', '--access-log', 'json', '--log-level', 'debug']);
+    router = await spawnSwitchyard(['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--backend', engine.url, '--backend', 'http://127.0.0.1:9', '--scrape-interval-ms', '100', '--access-log', 'json', '--log-level', 'debug', '--lifecycle-pre-stop-delay-ms', '0']);
   });
   after(async () => {
     await router?.stop();
