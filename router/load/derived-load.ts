@@ -9,7 +9,7 @@
 import type { EndpointIdentity } from './endpoint-identity.ts';
 import type { InFlightLedger } from './in-flight-ledger.ts';
 import type { LoadClockAndSettings } from './load-clock.ts';
-import { estimatedWaiting, loadScore, queuedBySend, type LoadInputs } from './load-formulas.ts';
+import { estimatedWaiting, loadScore, outstanding, queuedBySend, type LoadInputs } from './load-formulas.ts';
 import type { ReportedLoad } from './reported-load.ts';
 
 /** One endpoint's derived-load memo over its identity, ledger and reported load, which it only reads. */
@@ -83,9 +83,10 @@ export class DerivedLoad {
     inputs.othersDrift = inputs.mirroringOthers * (ledger.inFlight - reported.ownAtFleetRead);
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
-    this.#estimatedWaiting = estimatedWaiting(inputs);
-    this.#queuedBySend = queuedBySend(inputs);
-    this.#loadScore = loadScore(inputs, this.#view.defaultCapacity);
+    const work = outstanding(inputs);
+    this.#estimatedWaiting = estimatedWaiting(inputs, work);
+    this.#queuedBySend = queuedBySend(inputs, work);
+    this.#loadScore = loadScore(inputs, this.#view.defaultCapacity, work);
     this.#memoVersion = version;
     this.#memoNow = this.#view.now;
   }

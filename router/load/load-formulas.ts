@@ -97,9 +97,9 @@ export function effectiveCapacity(input: LoadInputs): number | undefined {
  * `max(0, outstanding − effective capacity)`, and `0` when the capacity is
  * unknown and nothing shows a queue (no evidence the engine is full).
  */
-export function estimatedWaiting(input: LoadInputs): number {
+export function estimatedWaiting(input: LoadInputs, work = outstanding(input)): number {
   const capacity = effectiveCapacity(input);
-  return capacity === undefined ? 0 : Math.max(0, outstanding(input) - capacity);
+  return capacity === undefined ? 0 : Math.max(0, work - capacity);
 }
 
 /**
@@ -112,12 +112,11 @@ export function estimatedWaiting(input: LoadInputs): number {
  * them sends one. Counting the send once let three replicas each add to a
  * queue at its bound, and 8-slot engines queued 7-9 against a bound of 5.
  */
-export function queuedBySend(input: LoadInputs): number {
+export function queuedBySend(input: LoadInputs, work = outstanding(input)): number {
   const capacity = effectiveCapacity(input);
   if (capacity === undefined) return 0;
-  const now = outstanding(input);
   const weight = 1 + (input.unseenReplicas ?? 0) + (input.mirroringOthers ?? 0);
-  return Math.max(0, now + weight - capacity) - Math.max(0, now - capacity);
+  return Math.max(0, work + weight - capacity) - Math.max(0, work - capacity);
 }
 
 /**
@@ -125,6 +124,6 @@ export function queuedBySend(input: LoadInputs): number {
  * capacity is the known one or `defaultCapacity` when unknown, so every
  * endpoint's score is on the same scale.
  */
-export function loadScore(input: LoadInputs, defaultCapacity: number): number {
-  return outstanding(input) / Math.max(1, input.capacity ?? defaultCapacity);
+export function loadScore(input: LoadInputs, defaultCapacity: number, work = outstanding(input)): number {
+  return work / Math.max(1, input.capacity ?? defaultCapacity);
 }

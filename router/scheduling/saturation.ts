@@ -96,13 +96,18 @@ export function homeWaitMs(endpoint: Pick<SaturationInputs, 'queuedBySend' | 'bu
 
 /** Fails the saturation filter only because the batch is full: no queue shows, KV cache and the per-endpoint cap allow one more. */
 function merelyFull(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
-  return endpoint.queuedBySend > 0 && endpoint.estimatedWaiting === 0 && !failsFilter({ ...endpoint, queuedBySend: 0 }, thresholds, priority);
+  return endpoint.queuedBySend > 0 && endpoint.estimatedWaiting === 0 && !failsFilter(endpoint, thresholds, priority, 0);
 }
 
-/** Saturated by what the engine shows (queue, KV cache) or the configured per-endpoint cap: no request should be added. */
-function failsFilter(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority): boolean {
+/**
+ * Saturated by what the engine shows (queue, KV cache) or the configured
+ * per-endpoint cap: no request should be added. `queuedBySend` is what the
+ * send adds to the queue (the endpoint's own figure unless a caller asks
+ * whether the engine would pass without it).
+ */
+function failsFilter(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority, queuedBySend = endpoint.queuedBySend): boolean {
   const maxWaiting = (thresholds.maxWaiting ?? endpoint.queueAllowance) * PRIORITY_LIMITS[priority].waiting;
-  const waitingAfter = endpoint.estimatedWaiting + endpoint.queuedBySend;
+  const waitingAfter = endpoint.estimatedWaiting + queuedBySend;
   return (
     waitingAfter > maxWaiting ||
     endpoint.kvCacheUsage >= thresholds.kvCacheThreshold ||
