@@ -254,14 +254,20 @@ describe('safe start limit', () => {
     assert.equal(limit.value, 30);
   });
 
-  it('keeps a request that belongs to the engine up to the burst bound: the room seen of its own requests, at least the limit, plus its share of the queue budget', () => {
+  it('keeps a request that belongs to the engine up to the burst bound: what the last quiet scrape showed running plus the queue budget (its share with the replica count known), at least the limit', () => {
     const limit = new SafeStartLimit(SETTINGS);
-    assert.equal(limit.burstBound, 4 + SETTINGS.queueBudget);
+    assert.equal(limit.burstBound, Math.max(4, 0 + SETTINGS.queueBudget), 'cold: nothing seen running, the budget or the limit');
     const third = new SafeStartLimit({ ...SETTINGS, replicas: { value: 3 } });
-    assert.equal(third.burstBound, 4 + 1, 'a third of the budget of 5, in whole requests');
+    assert.equal(third.burstBound, 4, 'a third of the budget of 5 is less than the limit');
     // Its own 9 requests ran without a queue (sessions above the limit): the bound follows.
     limit.scraped(0, 9, 9, undefined, 9);
-    assert.equal(limit.burstBound, Math.max(limit.value, 9) + SETTINGS.queueBudget);
+    assert.equal(limit.burstBound, Math.max(limit.value, 9 + SETTINGS.queueBudget));
+    // The last scrape counts, not the best one: a scrape between two waves lowers the bound to the limit.
+    limit.scraped(0, 2, 2, undefined, 2);
+    assert.equal(limit.burstBound, Math.max(limit.value, 2 + SETTINGS.queueBudget));
+    // Three replicas that each saw 8 running: each takes a third of 8 + 5, whatever share of the 8 was its own.
+    third.scraped(0, 8, 6, undefined, 6);
+    assert.equal(third.burstBound, Math.max(third.value, Math.floor((8 + SETTINGS.queueBudget) / 3)));
     // Handed over: the engine's own queue decides.
     limit.scraped(3, 12, 12, 12, 15);
     assert.equal(limit.burstBound, undefined);

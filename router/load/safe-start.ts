@@ -151,7 +151,7 @@ export class SafeStartLimit {
   #succeededSinceScrape = 0;
   /** Most recent streams started late: halve at the next scrape if they still do. */
   #lateArmed = false;
-  /** Most of this replica's requests a scrape has seen the engine run without a queue: room proven by evidence. */
+  /** What the last scrape without a queue showed the engine running: this replica's requests, or its share of all of them when the replica count is known. */
   #roomSeen = 0;
 
   constructor(settings: SafeStartSettings) {
@@ -206,18 +206,20 @@ export class SafeStartLimit {
   /**
    * Requests this replica may have open to the engine for work that belongs
    * there (a session's or pinned response's engine), whatever the limit says
-   * of new work: what the engine was seen running of this replica's requests
-   * without a queue (at least the limit), plus this replica's share of the
-   * queue budget (whole requests; all of it when the replica count is not
-   * known). Sending that many leaves at most the budget waiting at an engine
-   * that ran the rest; replicas that each took the whole budget would queue
-   * it once per replica.
+   * of new work: what the last scrape without a queue showed the engine
+   * running plus the queue budget, this replica's share of both when the
+   * replica count is known (the others are taken to send as it does), and
+   * never less than the limit. That is the whole burst protection: no engine
+   * is sent more than it was last seen running plus its queue bound. The
+   * last scrape, not the most ever seen: three replicas whose best scrapes
+   * each caught more of a full engine than the others' would together
+   * queue beyond the bound (8-slot engines queued 7 against 5).
    * Undefined once learned: the engine's own queue then decides.
    */
   get burstBound(): number | undefined {
     if (this.#phase === 'learned') return undefined;
     const replicas = this.#settings.replicas?.value ?? 1;
-    return Math.max(this.value, this.#roomSeen) + Math.floor(this.#settings.queueBudget / replicas);
+    return Math.max(this.value, Math.floor((this.#roomSeen + this.#settings.queueBudget) / replicas));
   }
 
   get status(): SafeStartStatus {
@@ -297,12 +299,12 @@ export class SafeStartLimit {
     // Running without a queue is room the engine has shown: work that belongs there may use it. With
     // the replica count known, this replica's share of all the engine ran is room too, so a replica
     // that joins a busy fleet starts at its share instead of at the first limit; N fresh replicas
-    // each see the others' first limits and take no more than their own.
+    // each see the others' first limits and take no more than their own. Without the count, only
+    // its own requests are evidence: the rest may be other replicas'.
     if (waiting === 0) {
       const replicas = this.#settings.replicas?.value;
-      const fleetShare = replicas === undefined ? 0 : Math.floor(running / replicas);
-      this.#roomSeen = Math.max(this.#roomSeen, own <= total ? own : 0, fleetShare);
-      if (this.#phase !== 'learned') this.#move(Math.max(this.#limit, fleetShare), 'replica-share');
+      this.#roomSeen = replicas === undefined ? Math.min(own, total) : running;
+      if (replicas !== undefined && this.#phase !== 'learned') this.#move(Math.max(this.#limit, Math.floor(running / replicas)), 'replica-share');
     }
     // An engine that ran only this replica's requests, below its limit, and now runs only its
     // requests at the limit without a queue needs no second look.
