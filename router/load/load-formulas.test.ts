@@ -43,6 +43,13 @@ describe('estimated waiting', () => {
     assert.equal(estimatedWaiting(input({ inFlight: 4, capacity: 8, unseenReplicas: 2 })), 4);
   });
 
+  it('counts at least what the replicas have open, which a scrape can miss (regression: three replicas with capacity configured queued 6-7 against a bound of 5 as a burst outran the engines reading their requests)', () => {
+    // Six sent before the scrape, the engine had read two of them: the other four are on their way to it.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 2 }, inFlight: 6, capacity: 4 })), 2);
+    // Two other replicas hold five more, by the fleet read.
+    assert.equal(estimatedWaiting(input({ scraped: { waiting: 0, running: 2 }, inFlight: 6, othersInFlight: 5, othersAtScrape: 5, capacity: 4 })), 7);
+  });
+
   it('falls back to in-flight beyond capacity when the scrape is stale', () => {
     assert.equal(estimatedWaiting(input({ inFlight: 12, capacity: 8 })), 4);
     assert.equal(estimatedWaiting(input({ inFlight: 12 })), 0);

@@ -76,8 +76,12 @@ export function outstanding(input: LoadInputs): number {
   // three replicas with capacity configured let 8-slot engines queue 25 against a bound of 5.
   const mirrors = 1 + (input.unseenReplicas ?? 0);
   const drift = input.othersDrift ?? 0;
-  if (scraped === undefined) return input.inFlight * mirrors + Math.max(0, input.othersInFlight + drift);
-  return Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape * mirrors + input.othersInFlight + drift - input.othersAtScrape) + input.sentSinceScrape * mirrors;
+  const inFlight = input.inFlight * mirrors + Math.max(0, input.othersInFlight + drift);
+  if (scraped === undefined) return inFlight;
+  // Never less than what the replicas have open: requests sent before the scrape that the engine had
+  // not yet read (on the wire, in its accept backlog under a burst) are in neither the scrape nor the
+  // sends since, and three replicas with capacity configured queued 7 against a bound of 5.
+  return Math.max(inFlight, Math.max(0, scraped.waiting + scraped.running - input.doneSinceScrape * mirrors + input.othersInFlight + drift - input.othersAtScrape) + input.sentSinceScrape * mirrors);
 }
 
 /**
