@@ -5,9 +5,12 @@
 # `switchyard check URL...` (the Helm chart's `helm test` Pod runs it).
 #
 #   docker build -t switchyard:0.1.0 .
+#   docker run switchyard:0.1.0 serve --backend http://vllm:8000   # any CLI command: serve, sim, check, status
 #
-# The Helm chart runs /nodejs/bin/node --max-old-space-size=N /app/router/cli/bin.ts serve
-# (values image.node and image.entrypoint); keep those paths when changing the base.
+# The entrypoint is the switchyard CLI; the command defaults to `serve`. The Helm chart sets its
+# own command, /nodejs/bin/node --max-old-space-size=N /app/router/cli/bin.ts serve (values
+# image.node and image.entrypoint, the heap from the memory limit); keep those paths when
+# changing the base.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
@@ -39,5 +42,7 @@ COPY --from=deps --chown=0:0 /app/node_modules ./node_modules
 COPY --from=sources --chown=0:0 /app ./
 USER 65532:65532
 EXPOSE 8080 9090
-# The distroless image's entrypoint is /nodejs/bin/node.
-CMD ["--max-old-space-size=384", "/app/router/cli/bin.ts", "serve"]
+# The switchyard CLI, so `docker run IMAGE serve --backend URL` and `docker run IMAGE sim` work
+# (the distroless base's own entrypoint is the bare /nodejs/bin/node).
+ENTRYPOINT ["/nodejs/bin/node", "--max-old-space-size=384", "/app/router/cli/bin.ts"]
+CMD ["serve"]

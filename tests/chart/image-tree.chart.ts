@@ -6,12 +6,14 @@
  * or a runtime import of a dev dependency, would break the image and fails here.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { copyImageSources } from '../kit/image-app.ts';
+import { promisify } from 'node:util';
+import { copyImageSources, productionNodeModules } from '../kit/image-app.ts';
 
 const REPO = new URL('../../', import.meta.url);
 
@@ -68,5 +70,43 @@ describe('the router image source tree (Dockerfile sources stage + .dockerignore
       }
     }
     assert.deepEqual(unresolved, []);
+  });
+});
+
+/** The final stage's exec-form instruction `name` (ENTRYPOINT or CMD) of the Dockerfile. */
+function finalExecForm(name: 'ENTRYPOINT' | 'CMD'): string[] {
+  const text = readFileSync(new URL('Dockerfile', REPO), 'utf8');
+  const final = text.slice(text.lastIndexOf('\nFROM '));
+  const line = new RegExp(`^${name} (\\[.*\\])$`, 'm').exec(final)?.[1];
+  if (line === undefined) throw new Error(`Dockerfile: the final stage has no exec-form ${name}`);
+  return JSON.parse(line) as string[];
+}
+
+describe('the router image entrypoint (Dockerfile ENTRYPOINT and CMD, run from the image tree)', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-image-run-'));
+    copyImageSources(dir);
+    symlinkSync(productionNodeModules(), join(dir, 'node_modules'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** What `docker run IMAGE ...args` runs, with the image's Node and /app mapped onto this machine's. */
+  const dockerRun = (args: readonly string[]) => {
+    const [node, ...rest] = finalExecForm('ENTRYPOINT');
+    assert.equal(node, '/nodejs/bin/node', 'the entrypoint starts with the image\'s Node (values image.node)');
+    const argv = [...rest, ...(args.length > 0 ? args : finalExecForm('CMD'))].map((arg) => arg.replace(/^\/app\//, `${dir}/`));
+    return promisify(execFile)(process.execPath, argv, { timeout: 60_000 });
+  };
+
+  it('is the switchyard CLI: `docker run IMAGE serve --help` and `docker run IMAGE sim --help` answer', async () => {
+    assert.match((await dockerRun(['serve', '--help'])).stdout, /switchyard serve/);
+    assert.match((await dockerRun(['sim', '--help'])).stdout, /switchyard sim/);
+    assert.match((await dockerRun(['--version'])).stdout, /^switchyard \d+\.\d+\.\d+$/m);
+  });
+
+  it('runs `serve` with no arguments, as the chart does (the chart sets its own command with the heap flag)', () => {
+    assert.deepEqual(finalExecForm('CMD'), ['serve']);
+    assert.ok(finalExecForm('ENTRYPOINT').some((arg) => arg.startsWith('--max-old-space-size=')), 'a heap bound when run without the chart');
   });
 });
