@@ -224,6 +224,39 @@ const chartValues = z
       })
       .strict()
       .describe('The Services in front of the replicas: traffic, and admin apart from it.'),
+    ingress: z
+      .object({
+        enabled: z.boolean().describe('An Ingress (networking.k8s.io/v1) to the traffic Service; the admin port is never exposed.'),
+        className: z.string().describe('IngressClass name; empty: the cluster default.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations (raise the controller read timeout for long streams).'),
+        hosts: z
+          .array(
+            z
+              .object({
+                host: z.string().min(1).describe('Host name.'),
+                paths: z
+                  .array(z.object({ path: z.string().startsWith('/').describe('Path.'), pathType: z.enum(['Prefix', 'Exact', 'ImplementationSpecific']).describe('Path type.') }).strict())
+                  .optional()
+                  .describe('Paths; absent or empty: / (Prefix).'),
+              })
+              .strict(),
+          )
+          .describe('Hosts and their paths; empty: every host, path /.'),
+        tls: k8sList('IngressTLS list.'),
+      })
+      .strict()
+      .describe('Ingress to the traffic port.'),
+    httpRoute: z
+      .object({
+        enabled: z.boolean().describe('A Gateway API HTTPRoute (gateway.networking.k8s.io/v1) to the traffic Service.'),
+        annotations: z.record(z.string(), z.string()).describe('Annotations.'),
+        parentRefs: k8sList('ParentReference list: the Gateways to attach to (required when enabled).'),
+        hostnames: z.array(z.string().min(1)).describe('Hostnames; empty: those of the listeners.'),
+        matches: k8sList('HTTPRouteMatch list of the one rule; empty: every request.'),
+        timeouts: k8sObject('HTTPRouteTimeouts of the rule (e.g. request: 3600s for long streams); empty: the implementation default.'),
+      })
+      .strict()
+      .describe('Gateway API HTTPRoute to the traffic port.'),
     networkPolicy: z
       .object({
         enabled: z.boolean().describe('Ingress only to the traffic and admin ports; egress only to DNS, the API server and the engines.'),

@@ -1,9 +1,9 @@
 /**
  * The chart against a real kube-apiserver + etcd (built from source and cached
  * by tests/kit/kube/apiserver/build.sh; no kubelet, scheduler or
- * controllers), with the prometheus-operator CRDs applied first so
- * ServiceMonitor, PodMonitor and PrometheusRule objects meet their real
- * schemas:
+ * controllers), with the prometheus-operator CRDs and the Gateway API's
+ * HTTPRoute CRD applied first so ServiceMonitor, PodMonitor, PrometheusRule
+ * and HTTPRoute objects meet their real schemas:
  * - `helm install` and `helm upgrade` of every values file of the CI matrix;
  * - the rendered pod template created as a Pod in a namespace that enforces
  *   the restricted Pod Security Standard (and a weakened copy refused);
@@ -33,7 +33,11 @@ import { imageApp, type ImageApp } from '../kit/image-app.ts';
 import { HOST_ADDRESS, POD_ADDRESS, PodNetwork } from './pod-network.ts';
 import { runContainer, type ContainerLike, type ContainerRun, type PodLike, type VolumeContent } from './pod-runner.ts';
 
-const CRDS_SH = fileURLToPath(new URL('../../charts/tools/prometheus-operator-crds.sh', import.meta.url));
+/** The CRDs the chart's optional objects are checked against: each set's fetch script, API group and plural kinds. */
+const CRD_SETS = [
+  { script: fileURLToPath(new URL('../../charts/tools/prometheus-operator-crds.sh', import.meta.url)), group: 'monitoring.coreos.com', kinds: ['servicemonitors', 'podmonitors', 'prometheusrules'] },
+  { script: fileURLToPath(new URL('../../charts/tools/gateway-api-crds.sh', import.meta.url)), group: 'gateway.networking.k8s.io', kinds: ['httproutes'] },
+];
 const RELEASE_NS = 'switchyard';
 const ENGINE_NS = 'inference';
 const NODE = 'e2e-node';
@@ -68,15 +72,17 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
     helmBinary(); // build or find helm before the apiserver runs
     cluster = await Cluster.start();
     kubeconfig = join(cluster.dir, 'kubeconfig');
-    const crds = /^CRDS=(.+)$/m.exec(execFileSync('bash', [CRDS_SH], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 }))?.[1];
-    assert.ok(crds, 'prometheus-operator-crds.sh printed CRDS=');
-    for (const kind of ['servicemonitors', 'podmonitors', 'prometheusrules']) {
-      const crd = parseAllDocuments(readFileSync(join(crds, `monitoring.coreos.com_${kind}.yaml`), 'utf8'))[0]?.toJS() as unknown;
-      await cluster.must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-      await waitFor(`CRD ${kind} established`, async () => {
-        const got = (await cluster.must('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${kind}.monitoring.coreos.com`)) as { status?: { conditions?: { type: string; status: string }[] } };
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true;
-      });
+    for (const { script, group, kinds } of CRD_SETS) {
+      const crds = /^CRDS=(.+)$/m.exec(execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 }))?.[1];
+      assert.ok(crds, `${script} printed CRDS=`);
+      for (const kind of kinds) {
+        const crd = parseAllDocuments(readFileSync(join(crds, `${group}_${kind}.yaml`), 'utf8'))[0]?.toJS() as unknown;
+        await cluster.must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+        await waitFor(`CRD ${kind} established`, async () => {
+          const got = (await cluster.must('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${kind}.${group}`)) as { status?: { conditions?: { type: string; status: string }[] } };
+          return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true;
+        });
+      }
     }
     // Namespaces the CI values watch; no controller-manager, so each gets its `default` service account by hand.
     for (const ns of [ENGINE_NS, 'team-b', 'shared-models']) await createNamespace(ns);
@@ -107,10 +113,12 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
       assert.notEqual(await checksum(), before, `${release}: the config change rolls the pods`);
       timings.push(`${release} ${Math.round(performance.now() - started)} ms`);
     }
-    // The monitoring objects exist, admitted by the CRDs' schemas.
+    // The monitoring objects exist, admitted by the CRDs' schemas; so do the Ingress and the HTTPRoute.
     for (const kind of ['servicemonitors', 'podmonitors', 'prometheusrules']) {
       await cluster.must('GET', `/apis/monitoring.coreos.com/v1/namespaces/ci-monitoring/${kind}/monitoring-switchyard`);
     }
+    await cluster.must('GET', '/apis/networking.k8s.io/v1/namespaces/ci-ingress/ingresses/ingress-switchyard');
+    await cluster.must('GET', '/apis/gateway.networking.k8s.io/v1/namespaces/ci-ingress/httproutes/ingress-switchyard');
     const roles = (await cluster.must('GET', '/apis/rbac.authorization.k8s.io/v1/namespaces/team-b/roles')) as { items: { metadata: { name: string } }[] };
     assert.ok(roles.items.some((r) => r.metadata.name === 'multi-namespace-switchyard-discovery'), 'a Role in a watched namespace');
     t.diagnostic(`install + upgrade: ${timings.join(', ')}`);

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { loadConfig } from '../../router/config/load.ts';
 import { configSchema } from '../../router/config/schema.ts';
-import { CHART, ciValuesFiles, helm, KUBE_VERSION, only, template, type K8sObject, type TemplateOptions } from '../kit/helm/helm.ts';
+import { CHART, ciValuesFiles, helm, KUBE_VERSION, only, template, templateArgs, type K8sObject, type TemplateOptions } from '../kit/helm/helm.ts';
 
 const APP_VERSION = (parse(readFileSync(`${CHART}/Chart.yaml`, 'utf8')) as { appVersion: string }).appVersion;
 
@@ -96,9 +96,9 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy, monitoring and Redis', () => {
+  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy, monitoring, Redis, Ingress and HTTPRoute', () => {
     const names = cases.map((c) => c.name);
-    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis']) {
+    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis', 'ingress']) {
       assert.ok(names.includes(`${wanted}-values.yaml`), `ci/${wanted}-values.yaml exists`);
     }
   });
@@ -465,6 +465,37 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     }
   });
 
+  it('Ingress and HTTPRoute: off by default; when on, they route to the traffic port of the traffic Service only, never the admin port', async () => {
+    for (const kind of ['Ingress', 'HTTPRoute']) assert.ok(!(rendered.get('defaults') as K8sObject[]).some((o) => o.kind === kind), `no ${kind} by default`);
+    const objects = rendered.get('ingress-values.yaml') as K8sObject[];
+    type Backend = { service: { name: string; port: { name: string } } };
+    const ingress = only(objects, 'Ingress')['spec'] as { ingressClassName: string; tls: unknown[]; rules: { host?: string; http: { paths: { path: string; pathType: string; backend: Backend }[] } }[] };
+    assert.equal(ingress.ingressClassName, 'nginx');
+    assert.deepEqual(
+      ingress.rules.map((r) => [r.host, r.http.paths.map((p) => `${p.pathType} ${p.path} -> ${p.backend.service.name}:${p.backend.service.port.name}`)]),
+      [
+        ['llm.example.com', ['Prefix /v1 -> sy-switchyard:http']],
+        ['llm-internal.example.com', ['Prefix / -> sy-switchyard:http']],
+      ],
+    );
+    assert.deepEqual(ingress.tls, [{ hosts: ['llm.example.com'], secretName: 'llm-tls' }]);
+    const route = only(objects, 'HTTPRoute');
+    assert.equal(route.apiVersion, 'gateway.networking.k8s.io/v1');
+    const spec = route['spec'] as { parentRefs: unknown[]; hostnames: string[]; rules: { matches: unknown[]; timeouts: unknown; backendRefs: { name: string; port: number }[] }[] };
+    assert.deepEqual(spec.parentRefs, [{ name: 'inference-gateway', namespace: 'gateways' }]);
+    assert.deepEqual(spec.rules, [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }], timeouts: { request: '3600s' }, backendRefs: [{ name: 'sy-switchyard', port: 8080 }] }]);
+    const trafficService = only(objects, 'Service', 'sy-switchyard')['spec'] as { ports: { name: string; port: number }[] };
+    assert.deepEqual(trafficService.ports.map((p) => p.name), ['http'], 'the routed Service carries no admin port');
+    // Every host on / by default; an HTTPRoute needs the Gateway to attach to.
+    const bare = only(await template({ setJson: ['config.backends=["http://e:8000"]', 'ingress.enabled=true'] }), 'Ingress')['spec'] as typeof ingress;
+    assert.deepEqual(bare.rules.map((r) => [r.host, r.http.paths.map((p) => p.path)]), [[undefined, ['/']]]);
+    const orphan = await helm(templateArgs({ setJson: ['config.backends=["http://e:8000"]', 'httpRoute.enabled=true'] }));
+    assert.notEqual(orphan.code, 0);
+    assert.match(orphan.stderr, /httpRoute\.enabled needs httpRoute\.parentRefs/);
+    const typo = await helm(templateArgs({ setJson: ['config.backends=["http://e:8000"]', 'ingress.enabled=true', 'ingress.hosts=[{"host":"a","path":"/"}]'] }));
+    assert.notEqual(typo.code, 0, 'the schema refuses a host entry with an unknown key');
+  });
+
   it('RBAC: a Role per watched namespace, get/list/watch only on what its sources read (and its own Service\'s slices in its namespace), bound to the router; nothing cluster-wide', () => {
     const expected: Record<string, Record<string, string[]>> = {
       defaults: { switchyard: ['endpointslices'] },
@@ -476,6 +507,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
       'endpointslices-values.yaml': { inference: ['endpointslices'], switchyard: ['endpointslices'] },
       'multi-namespace-values.yaml': { switchyard: ['endpointslices', 'pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
       'redis-values.yaml': { switchyard: ['endpointslices', 'pods'] },
+      'ingress-values.yaml': { switchyard: ['endpointslices'] },
     };
     for (const [name, objects] of rendered) {
       assert.ok(!objects.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), `${name}: nothing cluster-wide`);
