@@ -21,7 +21,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
@@ -29,9 +30,9 @@ import { fileURLToPath } from 'node:url';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { Cluster } from '../kit/kube/cluster.ts';
 import { CHART, ciValuesFiles, helm, helmBinary } from '../kit/helm/helm.ts';
-import { imageApp, type ImageApp } from '../kit/image-app.ts';
+import { crane, dockerfileImageConfig, pulledImageConfig, pushRouterImage, startRegistry, unpackImage, type LocalRegistry } from '../kit/image-registry.ts';
 import { HOST_ADDRESS, POD_ADDRESS, PodNetwork } from './pod-network.ts';
-import { runContainer, type ContainerLike, type ContainerRun, type PodLike, type VolumeContent } from './pod-runner.ts';
+import { runContainer, type ContainerLike, type ContainerRun, type PodLike, type UnpackedImage, type VolumeContent } from './pod-runner.ts';
 
 /** The CRDs the chart's optional objects are checked against: each set's fetch script, API group and plural kinds. */
 const CRD_SETS = [
@@ -42,6 +43,7 @@ const RELEASE_NS = 'switchyard';
 const ENGINE_NS = 'inference';
 const NODE = 'e2e-node';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+const APP_VERSION = /^appVersion: "?([^"\n]+)"?$/m.exec(readFileSync(join(CHART, 'Chart.yaml'), 'utf8'))?.[1] as string;
 
 interface PodObject extends PodLike {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -138,14 +140,30 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
     const release = 'sy';
     let template: PodObject;
     let admitted: PodObject;
-    let app: ImageApp | undefined;
+    let registry: LocalRegistry | undefined;
+    let rootfs: string | undefined;
     let network: PodNetwork | undefined;
     let routerRun: ContainerRun | undefined;
     const sims: EngineSimulator[] = [];
 
+    // The release artifacts, short of GitHub: the image assembled from the Dockerfile's tree and the
+    // chart packaged by the release script, pushed to a local registry and pulled back; the pulled
+    // chart is what gets installed and the pulled image's file system is what the pods run.
+    /** What the release steps printed, told by the router test (a suite hook has no diagnostics). */
+    const releaseNotes: string[] = [];
+    const t = { diagnostic: (line: string) => releaseNotes.push(line) };
+
     before(async () => {
       await createNamespace(RELEASE_NS, { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' });
       await cluster.must('POST', `/api/v1/namespaces/${RELEASE_NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sy-admin' }, stringData: { token: ADMIN_TOKEN } });
+      registry = await startRegistry();
+      const image = `${registry.address}/switchyard`;
+      const pushed = pushRouterImage(registry, APP_VERSION);
+      const chart = await releaseChart(image, registry.address, t);
+      t.diagnostic(`image ${pushed.ref} ${pushed.digest}; chart ${chart.reference} ${chart.digest}`);
+      const config = pulledImageConfig(`${image}@${pushed.digest}`);
+      assert.deepEqual([config.Entrypoint, config.Cmd, config.User], [['/nodejs/bin/node', '--max-old-space-size=384', '/app/router/cli/bin.ts'], ['serve'], '65532:65532'], 'the pulled image runs the CLI as nonroot');
+      await readmeInstall(image, registry.address, chart.version);
       const values = [
         '--set-json',
         `config.discovery={"mode":"pods","labelSelector":"app=vllm","namespace":"${ENGINE_NS}"}`,
@@ -156,18 +174,22 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
         '--set-json',
         'secrets.adminToken={"existingSecret":"sy-admin","key":"token"}',
       ];
-      const install = await kube(['install', release, CHART, '--namespace', RELEASE_NS, ...values]);
+      const install = await kube(['install', release, chart.pulled, '--namespace', RELEASE_NS, ...values]);
       assert.equal(install.code, 0, install.stderr);
-      const deployment = (await cluster.must('GET', `/apis/apps/v1/namespaces/${RELEASE_NS}/deployments/${release}-switchyard`)) as { spec: { template: PodObject } };
+      const deployment = (await cluster.must('GET', `/apis/apps/v1/namespaces/${RELEASE_NS}/deployments/${release}-switchyard`)) as { spec: { template: PodObject & { spec: { containers: { image?: string }[] } } } };
       template = deployment.spec.template;
-      app = imageApp();
+      const named = deployment.spec.template.spec.containers[0]?.image;
+      assert.equal(named, `${image}:${APP_VERSION}`, "the pulled chart's default image is the pushed one, tagged with its appVersion");
+      assert.equal(crane(['digest', named]).trim(), pushed.digest, 'the tag the chart names resolves to the pushed digest');
+      rootfs = unpackImage(`${image}@${pushed.digest}`);
     });
 
     after(async () => {
       await routerRun?.stop('SIGKILL');
       await network?.destroy();
       await Promise.all(sims.map((sim) => sim.close()));
-      if (app !== undefined) rmSync(app.dir, { recursive: true, force: true });
+      await registry?.stop();
+      if (rootfs !== undefined) rmSync(rootfs, { recursive: true, force: true });
     });
 
     it('the rendered pod template is admitted as a Pod under restricted Pod Security; a weakened copy is refused', async () => {
@@ -188,6 +210,7 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
 
     it('the router Pod runs its rendered command: probes answer, it discovers engines through the chart RBAC, routes a stream, drains in the grace period', async (t) => {
       assert.ok(admitted, 'the pod template was admitted');
+      for (const line of releaseNotes) t.diagnostic(line);
       const { host, port } = cluster.hostPort;
       network = await PodNetwork.create(Number(port));
       assert.equal(host, '127.0.0.1');
@@ -196,7 +219,7 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
       routerRun = runContainer({
         pod: admitted,
         container: container.name,
-        image: imageLayout(requireApp()),
+        image: unpackedImage(),
         volumes: await volumeContents(admitted),
         netns: network.netns,
         env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port },
@@ -283,9 +306,48 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
       t.diagnostic(`router drained and exited ${Math.round(performance.now() - stopped)} ms after SIGTERM (grace ${grace} s)`);
     });
 
-    function requireApp(): ImageApp {
-      assert.ok(app, 'the image /app tree was made');
-      return app;
+    /** The pulled image's file system, with the config the Dockerfile gives it. */
+    function unpackedImage(): UnpackedImage {
+      assert.ok(rootfs, 'the pulled image was unpacked');
+      const config = dockerfileImageConfig();
+      return { rootfs, env: config.env, user: Number(config.user.split(':')[0]), workingDir: config.workdir };
+    }
+
+    /** Packages the chart with the release script, pushes it to the registry, pulls it back; the pulled .tgz and its reference. */
+    async function releaseChart(image: string, address: string, t: Pick<TestContext, 'diagnostic'>): Promise<{ pulled: string; reference: string; version: string; digest: string }> {
+      const dist = mkdtempSync(join(tmpdir(), 'switchyard-chart-'));
+      const packaged = execFileSync('bash', [fileURLToPath(new URL('../../.github/release/package-chart.sh', import.meta.url)), image, join(dist, 'packaged'), helmBinary()], { encoding: 'utf8' }).trim();
+      const push = await kube(['push', packaged, `oci://${address}/charts`, '--plain-http']);
+      assert.equal(push.code, 0, push.stderr);
+      const digest = /^Digest: (\S+)$/m.exec(`${push.stdout}${push.stderr}`)?.[1] ?? '';
+      const version = /^version: (.+)$/m.exec(readFileSync(join(CHART, 'Chart.yaml'), 'utf8'))?.[1] as string;
+      const reference = `oci://${address}/charts/switchyard`;
+      mkdirSync(join(dist, 'pulled'));
+      const pull = await kube(['pull', reference, '--version', version, '--plain-http', '--destination', join(dist, 'pulled')]);
+      assert.equal(pull.code, 0, pull.stderr);
+      const pulled = join(dist, 'pulled', `switchyard-${version}.tgz`);
+      assert.ok(readFileSync(pulled).equals(readFileSync(packaged)), 'the pulled chart is byte for byte the pushed one');
+      t.diagnostic(`helm push: ${`${push.stdout}${push.stderr}`.trim().replace(/\n/g, ' | ')}`);
+      return { pulled, reference, version, digest };
+    }
+
+    /** The README's install command, run as written with only the registry replaced by the local one (and plain HTTP to it). */
+    async function readmeInstall(image: string, address: string, version: string): Promise<void> {
+      const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8').replace(/\\\n\s*/g, '');
+      const line = /^helm install .*$/m.exec(readme)?.[0];
+      assert.ok(line?.includes(`--version ${version}`), `the README installs chart ${version}: ${line}`);
+      const dir = mkdtempSync(join(tmpdir(), 'switchyard-readme-'));
+      writeFileSync(join(dir, 'my-values.yaml'), 'config:\n  backends: [http://vllm.inference.svc:8000]\n');
+      const args = (line as string)
+        .replace('oci://ghcr.io/switchyard/', `oci://${address}/`)
+        .split(/\s+/)
+        .slice(1)
+        .map((arg) => (arg === 'my-values.yaml' ? join(dir, arg) : arg));
+      const run = await helm([...args, '--plain-http', '--kubeconfig', kubeconfig]);
+      assert.equal(run.code, 0, `${line}: ${run.stderr}`);
+      const deployment = (await cluster.must('GET', `/apis/apps/v1/namespaces/switchyard/deployments/switchyard`)) as { spec: { template: { spec: { containers: { image: string }[] } } } };
+      assert.equal(deployment.spec.template.spec.containers[0]?.image, `${image}:${APP_VERSION}`);
+      rmSync(dir, { recursive: true, force: true });
     }
 
     /** `helm test`: helm creates the hook Pod (restricted PSA applies); its command runs here; its phase goes back to the API. */
@@ -314,7 +376,7 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
       const check = runContainer({
         pod: hook,
         container: 'check',
-        image: imageLayout(requireApp()),
+        image: unpackedImage(),
         volumes: await volumeContents(hook),
         hosts: `127.0.0.1 localhost\n${POD_ADDRESS} ${name}-switchyard.${RELEASE_NS}.svc ${name}-switchyard.${RELEASE_NS}.svc.cluster.local ${name}-switchyard-admin.${RELEASE_NS}.svc ${name}-switchyard-admin.${RELEASE_NS}.svc.cluster.local\n`,
       });
@@ -365,9 +427,6 @@ describe('chart in a real kube-apiserver', { timeout: 900_000 }, () => {
 });
 
 /** The router image's layout (the Dockerfile's), made from this checkout. */
-function imageLayout(app: ImageApp): Parameters<typeof runContainer>[0]['image'] {
-  return { nodePath: '/nodejs/bin/node', nodeBinary: process.execPath, app, env: { NODE_ENV: 'production' }, user: 65532, workingDir: '/app' };
-}
 
 async function status(url: string): Promise<number> {
   try {

@@ -16,6 +16,9 @@
  * Volume contents (ConfigMap data, Secret items, the projected service
  * account token) are materialized by the caller from the API.
  *
+ * With an unpacked image (`rootfs`), the root is that file system alone, read-only where the
+ * pod says so, and the host's env and setpriv start the command from /.runner.
+ *
  * Needs root, util-linux (unshare, setpriv), coreutils (chroot, env -C) and
  * iproute2 for a network namespace. Every mount lives in the container's
  * mount namespace and disappears with its process.
@@ -49,12 +52,29 @@ export interface ContainerLike {
 /** A volume's files (name → content and mode), or an emptyDir. */
 export type VolumeContent = { readonly files: Readonly<Record<string, { content: string; mode: number }>> } | 'emptyDir';
 
-/** What the image provides (the Dockerfile's layout, made locally). */
-export interface ImageLike {
+/**
+ * What the image provides: either the Dockerfile's layout made locally (the host's /usr, the
+ * `app` tree and `nodeBinary` at `nodePath`), or a whole image file system pulled from a
+ * registry and unpacked (`rootfs`), which then is the container's root and nothing of the
+ * host's is.
+ */
+export type ImageLike = LocalImage | UnpackedImage;
+
+/** The Dockerfile's layout, made locally. */
+export interface LocalImage extends ImageBasics {
   /** Path of node inside the image (values image.node), bound to `nodeBinary`. */
   readonly nodePath: string;
   readonly nodeBinary: string;
   readonly app: ImageApp;
+}
+
+/** An image's file system, unpacked (tests/kit/image-registry.ts, unpackImage). */
+export interface UnpackedImage extends ImageBasics {
+  readonly rootfs: string;
+}
+
+/** The image config every image has. */
+interface ImageBasics {
   /** The image's ENV and USER and WORKDIR. */
   readonly env: Readonly<Record<string, string>>;
   readonly user: number;
@@ -104,14 +124,10 @@ export function runContainer(options: RunOptions): ContainerRun {
   const root = join(work, 'root');
   mkdirSync(root);
   const lines = ['set -euo pipefail', `R=${quote(root)}`, 'mount -t tmpfs -o mode=0755 switchyard-root "$R"'];
-  lines.push('mkdir -p "$R/usr" "$R/dev" "$R/proc" "$R/sys" "$R/etc" "$R/app"');
-  for (const link of ['bin', 'lib', 'lib64', 'sbin']) lines.push(`ln -s usr/${link} "$R/${link}"`);
-  lines.push('mount --rbind /usr "$R/usr"', 'mount -o remount,bind,ro "$R/usr"', 'mount --rbind /dev "$R/dev"', 'mount --rbind /proc "$R/proc"', 'mount --rbind /sys "$R/sys"');
-  lines.push('for f in passwd group nsswitch.conf ld.so.cache; do if [ -e "/etc/$f" ]; then cp "/etc/$f" "$R/etc/$f"; fi; done');
+  lines.push(...('rootfs' in image ? unpackedRoot(image) : localRoot(image)));
+  lines.push('mkdir -p "$R/dev" "$R/proc" "$R/sys"', 'mount --rbind /dev "$R/dev"', 'mount --rbind /proc "$R/proc"', 'mount --rbind /sys "$R/sys"');
   writeFileSync(join(work, 'hosts'), options.hosts ?? '127.0.0.1 localhost\n');
   lines.push(`cp ${quote(join(work, 'hosts'))} "$R/etc/hosts"`, `printf '%s\\n' ${quote(`nameserver 127.0.0.1`)} > "$R/etc/resolv.conf"`);
-  lines.push(`mount --bind -o ro ${quote(image.app.dir)} "$R/app"`, `mount --bind -o ro ${quote(image.app.nodeModules)} "$R/app/node_modules"`);
-  lines.push(`mkdir -p "$R"${quote(dirname(image.nodePath))}`, `touch "$R"${quote(image.nodePath)}`, `mount --bind -o ro ${quote(image.nodeBinary)} "$R"${quote(image.nodePath)}`);
 
   for (const mount of container.volumeMounts ?? []) {
     if (mount.subPath !== undefined) throw new Error(`volumeMount ${mount.name}: subPath is not emulated`);
@@ -137,12 +153,15 @@ export function runContainer(options: RunOptions): ContainerRun {
   const command = [...(container.command ?? []), ...(container.args ?? [])];
   if (command.length === 0) throw new Error('the container has no command (the image entrypoint is not emulated)');
   const privileges = [`--reuid=${uid}`, `--regid=${gid}`, fsGroup === undefined ? '--clear-groups' : `--groups=${fsGroup}`, '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
+  // An unpacked image has no env or setpriv of its own (no shell, no tools): the host's are copied
+  // to /.runner, and setpriv's one library besides libc is given to it alone, through the loader.
+  const [envBin, setpriv] = 'rootfs' in image ? ['/.runner/env', `/lib64/ld-linux-x86-64.so.2 --library-path /.runner /.runner/setpriv`] : ['/usr/bin/env', '/usr/bin/setpriv'];
   lines.push(
     [
-      'exec chroot "$R" /usr/bin/env -i',
+      `exec chroot "$R" ${envBin} -i`,
       `-C ${quote(container.workingDir ?? image.workingDir)}`,
       ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
-      '/usr/bin/setpriv',
+      setpriv,
       ...privileges,
       '--',
       ...command.map(quote),
@@ -171,6 +190,42 @@ export function runContainer(options: RunOptions): ContainerRun {
       return code;
     },
   };
+}
+
+/** Setup lines for a root made of the host's /usr, the image's /app tree and its node binary. */
+function localRoot(image: LocalImage): string[] {
+  const lines = ['mkdir -p "$R/usr" "$R/etc" "$R/app"'];
+  for (const link of ['bin', 'lib', 'lib64', 'sbin']) lines.push(`ln -s usr/${link} "$R/${link}"`);
+  lines.push('mount --rbind /usr "$R/usr"', 'mount -o remount,bind,ro "$R/usr"');
+  lines.push('for f in passwd group nsswitch.conf ld.so.cache; do if [ -e "/etc/$f" ]; then cp "/etc/$f" "$R/etc/$f"; fi; done');
+  lines.push(`mount --bind -o ro ${quote(image.app.dir)} "$R/app"`, `mount --bind -o ro ${quote(image.app.nodeModules)} "$R/app/node_modules"`);
+  lines.push(`mkdir -p "$R"${quote(dirname(image.nodePath))}`, `touch "$R"${quote(image.nodePath)}`, `mount --bind -o ro ${quote(image.nodeBinary)} "$R"${quote(image.nodePath)}`);
+  return lines;
+}
+
+/**
+ * Setup lines for a root made of an unpacked image alone: each of its top-level directories bound
+ * read-only, its /etc copied (the kubelet writes hosts and resolv.conf there), an empty /tmp, and
+ * the host's env and setpriv (with libcap-ng) in /.runner to start the command.
+ */
+function unpackedRoot(image: UnpackedImage): string[] {
+  const F = quote(image.rootfs);
+  return [
+    `F=${F}`,
+    'for entry in "$F"/* "$F"/.[!.]*; do',
+    '  [ -e "$entry" ] || [ -L "$entry" ] || continue',
+    '  name=$(basename "$entry")',
+    '  case "$name" in etc|tmp|dev|proc|sys) continue ;; esac',
+    '  if [ -L "$entry" ]; then cp -P "$entry" "$R/$name"',
+    '  elif [ -d "$entry" ]; then mkdir "$R/$name" && mount --rbind "$entry" "$R/$name" && mount -o remount,bind,ro "$R/$name"',
+    '  else touch "$R/$name" && mount --bind -o ro "$entry" "$R/$name"; fi',
+    'done',
+    'mkdir -p "$R/etc" "$R/tmp" "$R/.runner"',
+    'if [ -d "$F/etc" ]; then cp -a "$F/etc/." "$R/etc/"; fi',
+    'chmod 1777 "$R/tmp"',
+    'cp /usr/bin/env /usr/bin/setpriv "$(readlink -f /lib/x86_64-linux-gnu/libcap-ng.so.0)" "$R/.runner/"',
+    'mv "$R/.runner/$(basename "$(readlink -f /lib/x86_64-linux-gnu/libcap-ng.so.0)")" "$R/.runner/libcap-ng.so.0"',
+  ];
 }
 
 const materialized = new Set<string>();

@@ -14,6 +14,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { copyImageSources, productionNodeModules } from '../kit/image-app.ts';
+import { dockerfileImageConfig } from '../kit/image-registry.ts';
 
 const REPO = new URL('../../', import.meta.url);
 
@@ -73,15 +74,6 @@ describe('the router image source tree (Dockerfile sources stage + .dockerignore
   });
 });
 
-/** The final stage's exec-form instruction `name` (ENTRYPOINT or CMD) of the Dockerfile. */
-function finalExecForm(name: 'ENTRYPOINT' | 'CMD'): string[] {
-  const text = readFileSync(new URL('Dockerfile', REPO), 'utf8');
-  const final = text.slice(text.lastIndexOf('\nFROM '));
-  const line = new RegExp(`^${name} (\\[.*\\])$`, 'm').exec(final)?.[1];
-  if (line === undefined) throw new Error(`Dockerfile: the final stage has no exec-form ${name}`);
-  return JSON.parse(line) as string[];
-}
-
 describe('the router image entrypoint (Dockerfile ENTRYPOINT and CMD, run from the image tree)', () => {
   let dir: string;
   before(() => {
@@ -93,20 +85,22 @@ describe('the router image entrypoint (Dockerfile ENTRYPOINT and CMD, run from t
 
   /** What `docker run IMAGE ...args` runs, with the image's Node and /app mapped onto this machine's. */
   const dockerRun = (args: readonly string[]) => {
-    const [node, ...rest] = finalExecForm('ENTRYPOINT');
+    const config = dockerfileImageConfig();
+    const [node, ...rest] = config.entrypoint;
     assert.equal(node, '/nodejs/bin/node', 'the entrypoint starts with the image\'s Node (values image.node)');
-    const argv = [...rest, ...(args.length > 0 ? args : finalExecForm('CMD'))].map((arg) => arg.replace(/^\/app\//, `${dir}/`));
+    const argv = [...rest, ...(args.length > 0 ? args : config.cmd)].map((arg) => arg.replace(/^\/app\//, `${dir}/`));
     return promisify(execFile)(process.execPath, argv, { timeout: 60_000 });
   };
 
   it('is the switchyard CLI: `docker run IMAGE serve --help` and `docker run IMAGE sim --help` answer', async () => {
     assert.match((await dockerRun(['serve', '--help'])).stdout, /switchyard serve/);
     assert.match((await dockerRun(['sim', '--help'])).stdout, /switchyard sim/);
+    assert.match((await dockerRun(['bench', 'load', '--help'])).stdout, /switchyard bench load/);
     assert.match((await dockerRun(['--version'])).stdout, /^switchyard \d+\.\d+\.\d+$/m);
   });
 
   it('runs `serve` with no arguments, as the chart does (the chart sets its own command with the heap flag)', () => {
-    assert.deepEqual(finalExecForm('CMD'), ['serve']);
-    assert.ok(finalExecForm('ENTRYPOINT').some((arg) => arg.startsWith('--max-old-space-size=')), 'a heap bound when run without the chart');
+    assert.deepEqual(dockerfileImageConfig().cmd, ['serve']);
+    assert.ok(dockerfileImageConfig().entrypoint.some((arg) => arg.startsWith('--max-old-space-size=')), 'a heap bound when run without the chart');
   });
 });
