@@ -105,6 +105,31 @@ describe('admission into the router queue', () => {
     assert.ok(results.every((r) => r.kind === 'reject' && r.error.code === 'SWITCHYARD_QUEUE_TIMEOUT'), 'still saturated at the deadline');
   });
 
+  it("gates a request waiting for its own engine on the fleet's drain, not its engine's alone (regression: a session's request behind a long queue was shed as queue_full)", async () => {
+    // 10 ahead; the home engine alone drains 5 a second (2 s: past 80% of 1.25 s), the fleet 10 (1 s: within).
+    const queue = new WaitQueue<Engine>({ maxLength: 1_000, maxWaitMs: 1_250 });
+    const shed: ShedReason[] = [];
+    const filler = admission(queue, shed);
+    const signal = new AbortController().signal;
+    const ahead = Array.from({ length: 9 }, () => filler.admit(facts, 'normal', signal));
+    const [home] = engines as [Engine, Engine];
+    const sessions = new AdmissionControl<Engine>({
+      decide: (asked): Schedule<Engine> => (asked.mayWaitForHome === false ? { kind: 'saturated', candidates: engines } : { kind: 'saturated', candidates: [home], waitsFor: home }),
+      queue,
+      limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
+      gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
+      maxWaiting: undefined,
+      homeWaitMs: () => 100,
+      observer: { shed: (reason) => shed.push(reason), queued: () => undefined, waited: () => undefined },
+      now: () => 0,
+    });
+    const session = sessions.admit({ ...facts, sessionKey: 'k' }, 'normal', signal);
+    assert.equal(queue.length, 10, 'queued behind the nine');
+    assert.deepEqual(shed, []);
+    const results = await Promise.all([...ahead, session]);
+    assert.ok(results.every((r) => r.kind === 'reject' && r.error.code === 'SWITCHYARD_QUEUE_TIMEOUT'), 'still saturated at the deadline');
+  });
+
   for (const [why, cold] of [
     ['nothing finished lately', engines.map((e) => ({ ...e, drainRate: () => 0 }))],
     ["an engine's capacity is still unknown (the safe start holds its rate down)", engines.map((e, i) => ({ ...e, capacity: i === 0 ? undefined : e.capacity }))],

@@ -127,7 +127,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     if (decision.kind === 'saturated' && decision.waitsFor !== undefined && !deps.queue.enabled) decision = deps.decide({ ...facts, mayWaitForHome: false }, priority);
     if (decision.kind !== 'saturated') return decision;
     if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
-    const overDeadlineS = this.#expectedWaitBeyondDeadline(decision.candidates, priority, tenant);
+    const overDeadlineS = this.#expectedWaitBeyondDeadline(this.#drainingFor(facts, priority, decision), priority, tenant);
     if (overDeadlineS > 0) return this.#shed('queue_full', priority, facts.model, decision.candidates, overDeadlineS);
     return this.#wait(facts, priority, signal, tenant, decision);
   }
@@ -180,6 +180,18 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     }
     if (rate <= 0) return 0;
     return Math.max(0, (ahead + 1) / rate - (GATE_SHARE * deps.queue.maxWaitMs) / 1000);
+  }
+
+  /**
+   * The engines whose drain serves a saturated request: its candidates, or, when it waits for its
+   * own engine, those it goes to after that wait (none when one has room now). Its own engine
+   * alone drains a fraction of the queue ahead, which waits for every engine: a session's
+   * request behind 2,000 others was shed as if one engine had to serve them all.
+   */
+  #drainingFor(facts: RequestFacts, priority: Priority, decision: Schedule<T> & { readonly kind: 'saturated' }): readonly T[] {
+    if (decision.waitsFor === undefined) return decision.candidates;
+    const afterWait = this.#deps.decide({ ...facts, mayWaitForHome: false }, priority);
+    return afterWait.kind === 'saturated' ? afterWait.candidates : [];
   }
 
   #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[], retryAfterS?: number): AdmissionResult<T> {
