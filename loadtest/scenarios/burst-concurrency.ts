@@ -62,7 +62,7 @@ async function sampled<T>(router: System, run: () => Promise<T>): Promise<{ resu
 
 /** Entry point; returns the exit code. */
 export async function burstConcurrency(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['streams']);
+  const options = scenarioOptions(argv, 'burst-concurrency');
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const wantedStreams = Number(options.extra['streams'] ?? plan.streams);
   const { streams, openFiles } = streamsThatFit(wantedStreams);
@@ -113,7 +113,7 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
       '',
       `One router (${router.description}) over 2 engine simulators; ${generators.processes} load-generator processes. Burst: small non-streamed chat, closed loop. Streams: ${plan.streamTokens} tokens 1 s apart (~${plan.streamTokens} s each), arriving over ${plan.streamArrivalS} s.${fdNote}`,
       '',
-      bars.markdown(options.smoke),
+      bars.markdown(options),
       '',
       '| run | 200 | 429 | failed | latency p50 ms | latency p99 ms | TTFT p50 ms | TTFT p99 ms | router CPU | router peak RSS MiB | load generator |',
       '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -132,8 +132,8 @@ export async function burstConcurrency(argv: readonly string[]): Promise<number>
       ],
       thresholds: [{ label: '1 GiB', y: 1024 }],
     });
-    writeResults(options.out, 'burst-concurrency', facts, { plan, streams, openFiles, bars: bars.list, burst: withoutHistograms(burst.result), streamsRun: withoutHistograms(held.result), rss: held.rss, inFlight: held.inFlight, livez }, markdown, [{ name: 'streams', svg: chart }]);
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'burst-concurrency', facts, { plan, streams, openFiles, bars: bars.list, burst: withoutHistograms(burst.result), streamsRun: withoutHistograms(held.result), rss: held.rss, inFlight: held.inFlight, livez }, markdown, [{ name: 'streams', svg: chart }]);
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await router?.stop();
     await engines.stop();

@@ -31,7 +31,7 @@ import { countsCell, engineTrail, redisTable, routerCounts, sessionBars, session
 import { closeSimulatedFleet, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { startProbe, type ProbeSampler } from './livez-probe.ts';
 import { measure } from './measure.ts';
-import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, withoutHistograms, writeResults } from './results.ts';
+import { Bars, factsLine, ms, pct, runFacts, runIfMain, scenarioOptions, type ScenarioOptions, withoutHistograms, writeResults } from './results.ts';
 import { readViews } from './shared-state-rig.ts';
 import { fleetAgrees, scrapeMetrics } from './shared-state-prom.ts';
 import { flushRedis } from './shared-state-redis.ts';
@@ -271,7 +271,7 @@ async function ramp(plan: Plan, capacity: 'unknown' | 'configured', dir: string,
 
 /** Entry point; returns the exit code. */
 export async function coldStart(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv);
+  const options = scenarioOptions(argv, 'cold-start');
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const planned = variants(options.smoke);
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-cold-'));
@@ -297,7 +297,7 @@ export async function coldStart(argv: readonly string[]): Promise<number> {
   return report(argv, options, plan, runs, ramps);
 }
 
-function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, plan: Plan, runs: readonly BurstRun[], ramps: readonly Awaited<ReturnType<typeof ramp>>[]): number {
+function report(argv: readonly string[], options: ScenarioOptions<'cold-start'>, plan: Plan, runs: readonly BurstRun[], ramps: readonly Awaited<ReturnType<typeof ramp>>[]): number {
   const bars = new Bars();
   const cold = runs.filter((r) => r.capacity === 'unknown');
   // Configured runs with Redis are judged like cold ones: the replicas share one count of each engine's requests.
@@ -375,7 +375,7 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     '',
     `3 engine simulators in the harness process (8 slots each, ~0.3 s per answer); router processes started cold for every run (scrape every ${SCRAPE_MS} ms, \`admission.maxWaiting\` ${MAX_WAITING}, defaults otherwise), load from ${plan.concurrency} closed-loop clients sending ${plan.requests} small non-streamed chat requests, split evenly over the replicas. "Capacity configured" tells the routers the engines' 8 slots (\`load.capacity\`). "Redis": the replicas share one local redis-server (valkey), emptied before each run, and the burst starts once every replica reports it up and sees the whole fleet. Engine queues sampled every 100 ms from the first request an engine received; "all busy" is the first sample with every slot of every engine running.`,
     '',
-    bars.markdown(options.smoke),
+    bars.markdown(options),
     '',
     '| run | max engine waiting | all busy at ms | 200 | 429 | 429 reasons | 5xx | resets | failed | /livez max ms | s |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -405,8 +405,8 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     runs: runs.map(({ run, ...rest }) => ({ ...rest, run: { ok: run.ok, shed: run.shed, failed: run.failed, failureKinds: run.failureKinds } })),
     ramps: ramps.map((r) => ({ ...r, measurement: withoutHistograms(r.measurement) })),
   };
-  writeResults(options.out, 'cold-start', facts, data, markdown, [{ name: 'queues', svg: chart }]);
-  return bars.pass(options.smoke) ? 0 : 1;
+  writeResults(options, 'cold-start', facts, data, markdown, [{ name: 'queues', svg: chart }]);
+  return bars.pass(options) ? 0 : 1;
 }
 
 runIfMain(import.meta.url, coldStart);

@@ -52,7 +52,7 @@ import { abVersion, runAb, type AbResult } from '../../tests/kit/ab.ts';
 import type { RequestTemplate } from '../bench/load-spec.ts';
 import { canPin } from '../../tests/kit/processes.ts';
 import { stageTimes, STAGES, type Stage } from '../report/request-breakdown.ts';
-import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { Bars, factsLine, medianOf, ratio, runFacts, runIfMain, scenarioOptions, type ScenarioOptions, writeResults } from './results.ts';
 import { measure } from './measure.ts';
 import { startOtlpSink, type OtlpSink } from './baselines/otlp-sink.ts';
 import { BARE_FORWARDER_NAME, cpuMs, cpuProfileArgs, routerCheckout, SAFE_START_OFF, startBareForwarder, startEngineProcesses, startNginxProxy, startPeer, startRouterSystem, stopAll, type Engines, type RouterCheckout, type System } from './systems.ts';
@@ -244,7 +244,7 @@ function profiledSystems(engines: Engines, core: number | undefined, before: Rou
 
 /** Entry point; returns the exit code. */
 export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'breakdown', 'before', 'access-log', 'tracing']);
+  const options = scenarioOptions(argv, 'cpu-per-request');
   const ratios = tracingRatios(options.extra['tracing']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const version = abVersion();
@@ -286,7 +286,7 @@ export async function cpuPerRequest(argv: readonly string[]): Promise<number> {
   return report(argv, options, samples, rateSamples, stages, version, plan.equalRate.ratePerS);
 }
 
-function report(argv: readonly string[], options: ReturnType<typeof scenarioOptions>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Map<string, StageShares> | undefined, abVersionText: string, equalRate: number): number {
+function report(argv: readonly string[], options: ScenarioOptions<'cpu-per-request'>, samples: readonly Sample[], rateSamples: readonly RateSample[], stages: Map<string, StageShares> | undefined, abVersionText: string, equalRate: number): number {
   const names = [...new Set(samples.map((s) => s.system))];
   const cost = (system: string, mode: Mode) => medianOf(samples.filter((s) => s.system === system && s.mode === mode).map((s) => s.cpuUs));
   const has = (system: string) => names.includes(system);
@@ -344,7 +344,7 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     '',
     `Small non-streamed chat (${BODY.length} B body, 16 tokens answered), \`ab ${abVersionText}\` at ${CONCURRENCY} concurrent with \`-k\` (keep-alive) and without (a new connection per request); ${rounds} interleaved round${rounds === 1 ? '' : 's'}. Proxies pinned to core 0, ab and the engine simulator to core 1. CPU is user + system time of the proxy's processes from /proc over the run, divided by the requests ab completed.`,
     '',
-    bars.markdown(options.smoke),
+    bars.markdown(options),
     '',
     '| connections | system | CPU µs per request (median) | spread | vs vllm-router | vs bare forwarder | vs nginx | req/s (median) |',
     '|---|---|---|---|---|---|---|---|',
@@ -360,8 +360,8 @@ function report(argv: readonly string[], options: ReturnType<typeof scenarioOpti
     }),
     ...(stages === undefined ? [] : ['', breakdownTable(stages, (name, mode) => cost(name, mode).median)]),
   ].join('\n');
-  writeResults(options.out, 'cpu-per-request', facts, { samples, rateSamples, stages: stages === undefined ? undefined : Object.fromEntries(stages) }, markdown);
-  return bars.pass(options.smoke) ? 0 : 1;
+  writeResults(options, 'cpu-per-request', facts, { samples, rateSamples, stages: stages === undefined ? undefined : Object.fromEntries(stages) }, markdown);
+  return bars.pass(options) ? 0 : 1;
 }
 
 function breakdownTable(stages: ReadonlyMap<string, StageShares>, perRequest: (name: string, mode: Mode) => number): string {

@@ -37,7 +37,7 @@ const spread = (s: { min: number; max: number }) => `${ms(s.min)}-${ms(s.max)}`;
 
 /** Entry point; returns the exit code. */
 export async function largePrompts(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'cpu-prof', 'before']);
+  const options = scenarioOptions(argv, 'large-prompts');
   const profileArgs = cpuProfileArgs(options.extra['cpu-prof']);
   const before = routerCheckout(options.extra['before']);
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
@@ -101,7 +101,7 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
       '',
       `Streaming chat with a ${PROMPT_BYTES / 1024} KB prompt; engine: 20 ms to the first event, 8 tokens 2 ms apart. Closed loop per concurrency, ${plan.rounds} interleaved round${plan.rounds === 1 ? '' : 's'}: each figure is the median of the rounds, their range in brackets. Systems: ${systems.map((s) => `${s.name} (${s.description})`).join('; ')}.${pinned ? ' Proxies pinned to core 0 (every thread of the process: taskset), engine and load generator on core 1.' : ''} CPU is the proxy's user + system time from /proc per request served. The whole response p50 sits beside TTFT because, where the engine's and load generator's core is saturated, how a request's time splits before and after its first token follows that core's scheduling as much as the proxy.`,
       '',
-      bars.markdown(options.smoke),
+      bars.markdown(options),
       '',
       '| system | load | req/s | prompt MiB/s | TTFT p50 ms | TTFT p99 ms | added TTFT p50 / p99 ms vs direct | whole response p50 ms | proxy CPU µs per request | CPU ÷ the bare forwarder | CPU steal (machine) | queued in the router (each round) | load generator (last round) |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -119,8 +119,8 @@ export async function largePrompts(argv: readonly string[]): Promise<number> {
         { name: `${s.name} p50`, dashed: true, points: plan.concurrencies.map((c) => [c, figures(s.name, c).p50.median] as const) },
       ]),
     });
-    writeResults(options.out, 'large-prompts', facts, { plan, promptBytes: PROMPT_BYTES, bars: bars.list, runs: runs.map(withoutHistograms) }, markdown, [{ name: 'ttft', svg: chart }]);
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'large-prompts', facts, { plan, promptBytes: PROMPT_BYTES, bars: bars.list, runs: runs.map(withoutHistograms) }, markdown, [{ name: 'ttft', svg: chart }]);
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await stopAll(systems);
     await engines.stop();

@@ -20,7 +20,7 @@ import type { EngineSimulator } from '../sim/server.ts';
 import { spawnSwitchyard } from '../../tests/kit/router-process.ts';
 import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet, type EngineSpec } from './fleet.ts';
 import { poissonSchedule, seededRng, type Arrival } from './poisson.ts';
-import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
+import { Bars, factsLine, medianOf, ms, ratio, runFacts, runIfMain, scenarioOptions, writeResults, type RunMode } from './results.ts';
 import { debugEndpoints, decisionCounts, waitUntilRoutable } from './run-policy.ts';
 import { streamChat } from './sse-client.ts';
 
@@ -60,7 +60,7 @@ interface LoraRun {
 
 /** Entry point; returns the exit code. */
 export async function lora(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['rounds']);
+  const options = scenarioOptions(argv, 'lora');
   const base = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const plan = { ...base, rounds: options.extra['rounds'] !== undefined ? Math.max(1, Number(options.extra['rounds'])) : base.rounds };
   const capacityPerS = await measuredCapacity();
@@ -81,8 +81,8 @@ export async function lora(argv: readonly string[]): Promise<number> {
   }
   const facts = runFacts(`npm run bench -- lora${argv.length > 0 ? ` ${argv.join(' ')}` : ''}`);
   const bars = judge(runs, plan.loads);
-  writeResults(options.out, 'lora', facts, { plan, capacityPerS, runs }, report(runs, plan, capacityPerS, bars, facts, options.smoke));
-  return bars.pass(options.smoke) ? 0 : 1;
+  writeResults(options, 'lora', facts, { plan, capacityPerS, runs }, report(runs, plan, capacityPerS, bars, facts, options));
+  return bars.pass(options) ? 0 : 1;
 }
 
 /** Requests per second the fleet serves with every slot busy and no swaps (the base model, measured). */
@@ -203,7 +203,7 @@ function judge(runs: readonly LoraRun[], loads: readonly number[]): Bars {
   return bars;
 }
 
-function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: number; durationMs: number; loads: readonly number[] }, capacityPerS: number, bars: Bars, facts: ReturnType<typeof runFacts>, smoke: boolean): string {
+function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: number; durationMs: number; loads: readonly number[] }, capacityPerS: number, bars: Bars, facts: ReturnType<typeof runFacts>, mode: RunMode): string {
   const rows = runs.map(
     (r) =>
       `| ${r.round} | ${Math.round(r.load * 100)}% | ${r.policy === 'auto' ? 'auto (LoRA-aware, default)' : r.policy} | ${r.requests} | ${r.shed} | ${r.failed} | ${r.swaps} | ${r.swapsPer1000.toFixed(0)} | ${ms(r.ttftP50Ms)} | ${ms(r.ttftP99Ms)} | ${r.decisions['lora_hit'] ?? 0} / ${r.decisions['lora_spill'] ?? 0} | ${r.routerCapacity.map((c) => c ?? '?').join('/')} |`,
@@ -213,7 +213,7 @@ function report(runs: readonly LoraRun[], plan: { rounds: number; warmupMs: numb
     '',
     `4 engine simulators (8 slots, 30 ms to first token, 32 tokens 5 ms apart, 2 adapter slots, 150 ms to swap an adapter in), 8 adapters of Zipf popularity (${POPULARITY.map((p) => `${Math.round((p / POPULARITY.reduce((a, b) => a + b, 0)) * 100)}%`).join('/')}); fleet capacity without swaps ${capacityPerS.toFixed(1)} req/s. Poisson arrivals at ${plan.loads.map((l) => `${Math.round(l * 100)}%`).join(' and ')} of it, ${plan.warmupMs / 1000} s warm-up + ${plan.durationMs / 1000} s measured, the same arrivals per policy in a round, ${plan.rounds} interleaved round(s); routers at default settings but the policy. Swaps: the engines' own count over the measured window (and its drain). TTFT from the scheduled arrival, over served requests.`,
     '',
-    bars.markdown(smoke),
+    bars.markdown(mode),
     '',
     '| round | load | policy | requests | shed (429) | failed | swaps | swaps per 1,000 | TTFT p50 ms | TTFT p99 ms | lora_hit / lora_spill | router capacity at end |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',

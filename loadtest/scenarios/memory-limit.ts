@@ -224,7 +224,7 @@ const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve,
 
 /** Entry point; returns the exit code. */
 export async function memoryLimit(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['limit-mib', 'heap-mib', 'budget-mib', 'idle', 'streams', 'floods', 'flood-s']);
+  const options = scenarioOptions(argv, 'memory-limit');
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const limitBytes = Number(options.extra['limit-mib'] ?? 1024) * MIB;
   const heapMib = Number(options.extra['heap-mib'] ?? HEAP_MIB);
@@ -366,7 +366,7 @@ export async function memoryLimit(argv: readonly string[]): Promise<number> {
       '',
       `One router (\`node ${heapFlag}\`, default caps, body budget ${mib(budgetBytes)} MiB${pinned ? ', pinned to core 0' : ''}) ${enforced ? `in a cgroup v${cgroup.version} memory cgroup: limit ${limitText}, no swap` : `with NO memory cgroup (${cgroup.unavailable}): the ${limitText} bar is checked against RSS, not enforced`}; 2 engine simulators${pinned ? ' and the clients on core 1' : ''}. Mix, in this order and then together: ${mix.idle} idle keep-alive sockets (one GET each, then silence), ${mix.streams} streams (1 token/s, arriving over ${plan.arrivalS} s, held ${holdS} s), ${mix.floods} connections flooding 33 MB bodies for ${floodS} s (kinds in turn, a new connection per body).${fdNote}`,
       '',
-      bars.markdown(options.smoke),
+      bars.markdown(options),
       '',
       '| stage | cgroup charge MiB | of it socket buffers MiB | router RSS MiB | heap used MiB | external MiB | buffered bodies MiB |',
       '|---|---|---|---|---|---|---|',
@@ -391,8 +391,8 @@ export async function memoryLimit(argv: readonly string[]): Promise<number> {
       thresholds: [{ label: limitText, y: limitBytes / MIB }],
     });
     const { e2e: _e2e, ttft: _ttft, itl: _itl, sendLag: _sendLag, ...streamCounts } = streamsRun;
-    writeResults(options.out, 'memory-limit', facts, { plan, named, mix, scale, openFiles, limitBytes, heapMib, budgetBytes, enforced, cgroup: enforced ? { version: cgroup.version, path: cgroup.path, final } : { unavailable: cgroup.unavailable }, bars: bars.list, stages: rows, perIdle, perStream, projected, floods, streams: streamCounts, idleHeld, aliveAtEnd, exit: exitAfterStop, memory, metrics, livez }, markdown, [{ name: 'memory', svg: chart }]);
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'memory-limit', facts, { plan, named, mix, scale, openFiles, limitBytes, heapMib, budgetBytes, enforced, cgroup: enforced ? { version: cgroup.version, path: cgroup.path, final } : { unavailable: cgroup.unavailable }, bars: bars.list, stages: rows, perIdle, perStream, projected, floods, streams: streamCounts, idleHeld, aliveAtEnd, exit: exitAfterStop, memory, metrics, livez }, markdown, [{ name: 'memory', svg: chart }]);
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await stopRouter();
     await engines.stop();

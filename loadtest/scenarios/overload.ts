@@ -11,18 +11,16 @@
  *   npm run bench:overload -- [--duration-s 60] [--quick]
  */
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { canPin, deprioritiseSelf, waitForModels } from '../../tests/kit/processes.ts';
 import { spawnSwitchyard, type SwitchyardProcess } from '../../tests/kit/router-process.ts';
 import { summarize } from '../bench/stats.ts';
 import { closeSimulatedFleet, fleetCapacityPerS, measureServiceMs, startSimulatedFleet, type EngineSpec } from './fleet.ts';
-import { overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';
+import { overloadBars, overloadMarkdown, overloadVerdict, type BurstResult, type ConnectionBurstResult, type FleetRuns, type OverloadResult, type OverloadRun } from './overload-report.ts';
 import { poissonSchedule } from './poisson.ts';
 import { sampleProbe } from './livez-probe.ts';
-import { type Chart, runFacts, runIfMain, writeResults } from './results.ts';
+import { type Chart, type ResultsTarget, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 import { lineChart } from '../report/svg-chart.ts';
 import { streamChat, type ChatOutcome } from './sse-client.ts';
 
@@ -53,7 +51,7 @@ const SHED_AT_ONCE = (maxWaiting: number) => ['--admission-max-waiting', String(
 /** Shedding off: the router forwards everything and no endpoint ever counts as saturated. */
 const SHEDDING_OFF = ['--admission-max-waiting', '1000000000', '--admission-kv-cache-threshold', '1', '--admission-queue-length', '0'];
 
-interface Options {
+interface Options extends ResultsTarget {
   readonly durationS: number;
   readonly warmupS: number;
   readonly burstRequests: number;
@@ -62,36 +60,31 @@ interface Options {
   readonly burstProbeS: number;
   /** New connections opened within one second, one request each, against the small slow engines. */
   readonly connectionBurst: number;
-  readonly out: string;
-  /** CI: short runs, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing). */
-  readonly smoke: boolean;
   /** Parts to run (`slow`, `fast`, `burst`); all by default. A partial run writes no verdict. */
   readonly only: ReadonlySet<string> | undefined;
 }
 
 function options(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { 'duration-s': { type: 'string' }, quick: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, quiet: { type: 'boolean', default: false }, out: { type: 'string' }, only: { type: 'string' } },
-  });
-  const quick = values.quick === true || values.smoke === true;
+  // Smoke runs (CI) are quick runs too: short, and only the correctness bars decide the exit code (speed on a shared CI machine proves nothing).
+  const { quick, smoke, out, extra } = scenarioOptions(argv, 'overload');
   return {
+    quick,
+    smoke,
+    out,
     // A smoke run checks correctness only (no 5xx, no resets, only 200 or 429): 4 s at 3× with the
     // warm-up already queue ~10 s of work, and every second more adds two to wait for.
-    durationS: Number(values['duration-s'] ?? (values.smoke === true ? 2 : quick ? 8 : 60)),
+    durationS: Number(extra['duration-s'] ?? (smoke ? 2 : quick ? 8 : 60)),
     // Until an engine has been seen full the router does not know its capacity (vLLM does not export
     // max-num-seqs): the safe start feels its way up over the first scrape intervals (250 ms here).
     // A smoke run checks correctness only, so 2 s of it do.
-    warmupS: values.smoke === true ? 2 : 5,
+    warmupS: smoke ? 2 : 5,
     burstRequests: quick ? 2_000 : 10_000,
     burstConcurrency: quick ? 500 : 2_000,
-    burstProbeS: values.smoke === true ? 6 : 25,
+    burstProbeS: smoke ? 6 : 25,
     // The slow engines serve ~60 of them a second and the router queue holds the rest: 3,000 take
     // ~35 s to answer, a third of them as much of the same accept and admission paths in a third.
-    connectionBurst: values.smoke === true ? 1_000 : 3_000,
-    out: values.out ?? fileURLToPath(new URL('../results', import.meta.url)),
-    smoke: values.smoke === true,
-    only: values.only === undefined ? undefined : new Set(values.only.split(',')),
+    connectionBurst: smoke ? 1_000 : 3_000,
+    only: extra.only === undefined ? undefined : new Set(extra.only.split(',')),
   };
 }
 
@@ -345,16 +338,17 @@ async function runOverload(argv: readonly string[], opts: Options, pinned: boole
   const facts = runFacts(`npm run bench:overload -- ${argv.join(' ')}`.trim());
   const result: OverloadResult = { facts, queueDeadlineMs: QUEUE_DEADLINE_MS, fleets: [slow, fast], burstFleet: BURST_FLEET, bursts, connections };
   const verdict = overloadVerdict(result);
-  const md = `${overloadMarkdown(result, verdict)}\n\nCharts: \`overload-queues-*.svg\` (each engine's waiting queue over the run).`;
+  const bars = overloadBars(verdict.checks);
+  const md = `${overloadMarkdown(result, bars.markdown(opts))}\n\nCharts: \`overload-queues-*.svg\` (each engine's waiting queue over the run).`;
   const { facts: _facts, ...data } = result;
   const charts = [
     queueChart(SLOW_FLEET, slow.defaults, 'slow-defaults'),
     ...slow.contrast.map((run, i) => queueChart(SLOW_FLEET, run, `slow-contrast-${i + 1}`)),
     queueChart(FAST_FLEET, fast.defaults, 'fast-defaults'),
   ];
-  writeResults(opts.out, 'overload', facts, { ...data, verdict }, md, charts);
-  const decisive = opts.smoke ? verdict.checks.filter((c) => c.correctness) : verdict.checks;
-  return decisive.every((c) => c.pass) ? 0 : 1;
+  writeResults(opts, 'overload', facts, { ...data, verdict }, md, charts);
+  // A smoke run: only the correctness bars decide (Bars), since speed on a shared CI machine proves nothing.
+  return bars.pass(opts) ? 0 : 1;
 }
 
 /** Only the parts `--only` names, logged and not judged: for looking into one of them. */

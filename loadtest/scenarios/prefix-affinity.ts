@@ -54,19 +54,6 @@ const PLANS: Readonly<Record<'full' | 'quick' | 'smoke', Plan>> = {
   smoke: { workloads: ['A'], routers: ['least-load', 'prefix-affinity', 'oracle'], replicas: [1], loads: [0.7], warmupMs: 3_000, durationMs: 4_000, drainMs: 5_000, probe: false },
 };
 
-const USAGE = `Usage: npm run bench -- prefix-affinity [options]
-
-  --quick | --smoke      shorter runs (minutes) | one workload, seconds (CI: only failed requests decide)
-  --workloads LIST       of ${WORKLOAD_NAMES.join(',')} (default: all)
-  --routers LIST         of ${ROUTER_NAMES.join(',')} (default: all)
-  --replicas LIST        router processes behind nginx (default 1,3; round-robin and the oracle run at 1 only)
-  --loads LIST           shares of least-load's capacity (default 0.7,1.2; peers run at loads ≤ 1 on A and B)
-  --duration-s N         measured seconds per row
-  --warmup-s N           unmeasured seconds before that
-  --seed N               workload and arrival seed (default 1)
-  --out DIR              results directory (default loadtest/results)
-`;
-
 function list<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
   if (value === undefined) return undefined;
   const items = value.split(',').filter((v) => v !== '');
@@ -97,11 +84,7 @@ function rowsOf(plan: Plan, w: WorkloadName, load: number): { router: RouterName
 
 /** Entry point; returns the exit code. */
 export async function prefixAffinity(argv: readonly string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
-    return 0;
-  }
-  const options = scenarioOptions(argv, ['workloads', 'routers', 'replicas', 'loads', 'duration-s', 'warmup-s', 'seed']);
+  const options = scenarioOptions(argv, 'prefix-affinity');
   const base = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const x = options.extra;
   const durationS = numbers(x['duration-s'], 'duration-s')?.[0];
@@ -161,7 +144,7 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
     `Capacity (least-load): ${Object.entries(capacities).map(([n, c]) => `${n} ${c.perS.toFixed(1)} req/s (${c.how}${c.how === 'probed' ? `, hit ratio ${c.hitRatio.toFixed(2)}` : ''}: ${c.uncachedTokens.toFixed(0)} of ${c.promptTokens.toFixed(0)} prompt tokens prefilled per request)`).join('; ')}. Probed: a least-load run (one router, this open loop, 80% of the no-hit capacity) gives the uncached prompt tokens per request u from the engines' counters; capacity = ${FLEET.engines} × min(${FLEET.slots} slots / (u ÷ ${FLEET.prefillTps} tokens/s + ${FLEET.ttftMs} ms + ${FLEET.outputTokens + 1} × ${FLEET.itlMs} ms), ${FLEET.prefillTps} / u), prefill being one FIFO lane per engine. Derived (smoke): the same with nothing cached.`,
     `Admission: loads ≤ 100% run with shedding off (switchyard \`--admission-max-waiting 1000000 --admission-kv-cache-threshold 1\`, the oracle unbounded; the peers have no equivalent); loads > 100% with switchyard shedding at 5 waiting and no router queue (\`--admission-max-waiting 5 --admission-queue-length 0\`, the default until the adaptive admission) and the oracle at 5. Warm-up ${plan.warmupMs / 1000} s (B: at least 2 requests per document, every document once first, so its caches are warm), measured ${plan.durationMs / 1000} s per row; one-turn workloads ramp their arrivals up over the first 5 s of the warm-up (half of it when shorter), A starts with the conversations a steady state has under way (prefix-runner.ts).`,
     '',
-    bars.markdown(options.smoke),
+    bars.markdown(options),
     '',
     table(rows),
     '',
@@ -172,8 +155,8 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
     'Routers:',
     ...routerLines(rows),
   ].join('\n');
-  writeResults(options.out, 'prefix-affinity', facts, { plan, seed, fleet: FLEET, capacities, bars: bars.list, rows }, markdown);
-  return bars.pass(options.smoke) ? 0 : 1;
+  writeResults(options, 'prefix-affinity', facts, { plan, seed, fleet: FLEET, capacities, bars: bars.list, rows }, markdown);
+  return bars.pass(options) ? 0 : 1;
 }
 
 /** One line per router: the command of its first row (several replicas run the same command behind nginx). */

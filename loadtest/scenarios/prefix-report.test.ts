@@ -28,6 +28,8 @@ function row(workload: WorkloadName, router: RouterName, figures: { hit?: number
   };
 }
 
+const FULL = { quick: false, smoke: false } as const;
+const SMOKE = { quick: true, smoke: true } as const;
 const verdicts = (rows: LoadedRow[]) => judge(rows).list.map((b) => [b.name.split(' (')[0], b.pass]);
 
 describe('prefix-affinity bars', () => {
@@ -43,7 +45,7 @@ describe('prefix-affinity bars', () => {
       row('D', 'least-load', { p99: 300 }),
       row('D', 'prefix-affinity', { p99: 320 }),
     ];
-    assert.ok(judge(rows).pass(false));
+    assert.ok(judge(rows).pass(FULL));
     assert.equal(judge(rows).list.length, 6);
   });
 
@@ -63,9 +65,9 @@ describe('prefix-affinity bars', () => {
     assert.deepEqual(verdicts(busy).map(([, pass]) => pass), [true, false, false]);
     assert.match(judge(busy).list[1]?.measured ?? '', /invalid/);
     const failed = judge([row('A', 'least-load', { failed: 2 })]);
-    assert.equal(failed.pass(true), false);
+    assert.equal(failed.pass(SMOKE), false);
     // Performance bars do not decide smoke runs.
-    assert.equal(judge(busy).pass(true), true);
+    assert.equal(judge(busy).pass(SMOKE), true);
   });
 
   it('skip rows that could not run, and keep every table line as wide as its header', () => {

@@ -67,7 +67,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Entry point; returns the exit code. */
 export async function proxyOverhead(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv, ['peer', 'cpu-prof', 'before']);
+  const options = scenarioOptions(argv, 'proxy-overhead');
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const pinned = canPin();
   const systemCore = pinned ? 0 : undefined;
@@ -209,7 +209,7 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
       '',
       `Systems: ${measured.map((s) => `${s.name} (${s.description})`).join('; ')}. ${pinned ? 'The proxies pinned to core 0; the engine and the load generator share core 1.' : 'Not pinned (taskset unavailable).'} The tail at half load starts every system again over the static engine (${halfSystems.find((s) => s.name === 'direct')?.description ?? 'nginx'}).`,
       '',
-      bars.markdown(options.smoke),
+      bars.markdown(options),
       '',
       '### Throughput vs concurrency (closed loop, small non-streamed chat)',
       '',
@@ -256,8 +256,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
         }),
       })),
     ];
-    writeResults(options.out, 'proxy-overhead', facts, { plan, systems: measured, halfSystems, bars: bars.list, closed: closed.map(withoutHistograms), open: open.map(withoutHistograms), streams: streams.map(withoutHistograms), half: half.map(withoutHistograms) }, markdown, charts);
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'proxy-overhead', facts, { plan, systems: measured, halfSystems, bars: bars.list, closed: closed.map(withoutHistograms), open: open.map(withoutHistograms), streams: streams.map(withoutHistograms), half: half.map(withoutHistograms) }, markdown, charts);
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await stopAll(systems);
     await engines?.stop();

@@ -48,7 +48,7 @@ interface ReplicaRun {
 
 /** Entry point; returns the exit code. */
 export async function replicas(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv);
+  const options = scenarioOptions(argv, 'replicas');
   const plan = PLANS[options.smoke ? 'smoke' : options.quick ? 'quick' : 'full'];
   const engines = await startSimulatedFleet(MODEL, FLEET);
   try {
@@ -103,7 +103,7 @@ export async function replicas(argv: readonly string[]): Promise<number> {
       '',
       `4 engine simulators (8 slots, 30 ms to first token, 32 tokens 5 ms apart), fleet capacity ${capacity.toFixed(0)} req/s; offered ${rate} req/s (${pct(LOAD)}) streaming chat, open loop, every request one of ${USERS} conversations (\`x-session-id\`). Router processes (scrape every 250 ms, defaults otherwise) behind nginx round-robin, no shared state.`,
       '',
-      bars.markdown(options.smoke),
+      bars.markdown(options),
       '',
       '| replicas | ok | shed | failed | TTFT p50 ms | TTFT p99 ms | latency p99 ms | conversations on one engine | max engine waiting | mean engine running | routers CPU (sum) |',
       '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -123,8 +123,8 @@ export async function replicas(argv: readonly string[]): Promise<number> {
         { name: 'p50', dashed: true, points: runs.map((r) => [r.replicas, r.measurement.ttft.p50] as const) },
       ],
     });
-    writeResults(options.out, 'replicas', facts, { plan, capacity, rate, bars: bars.list, runs: runs.map((r) => ({ ...r, measurement: withoutHistograms(r.measurement) })) }, markdown, [{ name: 'ttft', svg: chart }]);
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'replicas', facts, { plan, capacity, rate, bars: bars.list, runs: runs.map((r) => ({ ...r, measurement: withoutHistograms(r.measurement) })) }, markdown, [{ name: 'ttft', svg: chart }]);
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await closeSimulatedFleet(engines);
   }

@@ -1,37 +1,54 @@
 /**
- * The routing-quality report: the verdict rule and the
- * Markdown table printed and written next to the JSON.
+ * The routing-quality report: its bars, the Markdown printed and written
+ * next to the JSON, and its chart.
  */
+import { lineChart } from '../report/svg-chart.ts';
 import type { EngineSpec } from './fleet.ts';
-import { factsLine, ms, pct, type RunFacts } from './results.ts';
+import { Bars, factsLine, ms, pct, type Chart, type RunFacts } from './results.ts';
 import type { PolicyResult } from './run-policy.ts';
 
 /**
- * The verdict. PASS needs: no failed request under any policy (a 429 with
- * Retry-After is the router's documented answer to saturation, so it is
- * reported as shed, not failed); least-load's p99 TTFT strictly below
- * round-robin's; and least-load shedding no more than round-robin, since
- * TTFT is taken over served requests and shedding would flatter it.
+ * The bars. No failed request under any policy (a 429 with Retry-After is
+ * the router's documented answer to saturation, so it is reported as shed,
+ * not failed); least-load's p99 TTFT strictly below round-robin's; and
+ * least-load shedding no more than round-robin, since TTFT is taken over
+ * served requests and shedding would flatter it. The last two rank policies,
+ * so they are comparison bars: judged in full runs only.
  */
-export interface Verdict {
-  readonly pass: boolean;
-  readonly reasons: string[];
-}
-
-/** Applies the rule in {@link Verdict} to `results`. */
-export function verdict(results: readonly PolicyResult[]): Verdict {
-  const reasons: string[] = [];
-  for (const r of results) if (r.errors > 0) reasons.push(`${r.policy}: ${r.errors} failed requests (${r.errorExamples.join('; ')})`);
+export function judge(results: readonly PolicyResult[]): Bars {
+  const bars = new Bars();
+  const failing = results.filter((r) => r.errors > 0);
+  bars.check('correctness', 'no failed requests under any policy (a 429 with Retry-After is shed, not failed)', failing.length === 0, failing.length === 0 ? '0 failed' : failing.map((r) => `${r.policy}: ${r.errors} failed (${r.errorExamples.join('; ')})`).join('; '));
   const leastLoad = results.find((r) => r.policy === 'least-load');
   const roundRobin = results.find((r) => r.policy === 'round-robin');
-  if (leastLoad === undefined || roundRobin === undefined) reasons.push('least-load and round-robin must both run to compare them');
-  else if (!(leastLoad.ttftMs.p99 < roundRobin.ttftMs.p99)) {
-    reasons.push(`least-load p99 TTFT ${ms(leastLoad.ttftMs.p99)} ms is not below round-robin's ${ms(roundRobin.ttftMs.p99)} ms`);
+  if (leastLoad === undefined || roundRobin === undefined) {
+    bars.check('comparison', 'least-load p99 TTFT below round-robin without shedding more', false, 'least-load and round-robin must both run (--policies) to compare them');
+    return bars;
   }
-  if (leastLoad !== undefined && roundRobin !== undefined && leastLoad.shed > roundRobin.shed) {
-    reasons.push(`least-load shed ${leastLoad.shed} requests, more than round-robin's ${roundRobin.shed}`);
-  }
-  return { pass: reasons.length === 0, reasons };
+  bars.check('comparison', "least-load p99 TTFT below round-robin's", leastLoad.ttftMs.p99 < roundRobin.ttftMs.p99, `${ms(leastLoad.ttftMs.p99)} vs ${ms(roundRobin.ttftMs.p99)} ms`);
+  bars.check('comparison', 'least-load sheds no more than round-robin', leastLoad.shed <= roundRobin.shed, `${leastLoad.shed} vs ${roundRobin.shed} shed`);
+  return bars;
+}
+
+/** Percentiles the TTFT chart draws, as x values. */
+const CHART_PERCENTILES = [
+  [50, 'p50'],
+  [90, 'p90'],
+  [99, 'p99'],
+] as const;
+
+/** TTFT p50, p90 and p99 per policy: one line each, so a policy's tail shows beside its median. */
+export function ttftChart(results: readonly PolicyResult[]): Chart {
+  return {
+    name: 'ttft',
+    svg: lineChart({
+      title: 'Routing quality: time to first token per policy',
+      xLabel: 'percentile',
+      yLabel: 'TTFT ms',
+      logY: true,
+      series: results.map((r) => ({ name: r.policy, points: CHART_PERCENTILES.map(([x, key]) => [x, r.ttftMs[key]] as const) })),
+    }),
+  };
 }
 
 /** What the scenario was, for the report header. */
@@ -49,8 +66,8 @@ export interface ScenarioFacts {
   readonly seed: number;
 }
 
-/** The Markdown report. */
-export function markdown(results: readonly PolicyResult[], scenario: ScenarioFacts, facts: RunFacts, outcome: Verdict): string {
+/** The Markdown report; `bars` is the bars' table and verdict (`Bars.markdown`). */
+export function markdown(results: readonly PolicyResult[], scenario: ScenarioFacts, facts: RunFacts, bars: string): string {
   const names = scenario.fleet.map((e) => e.name).join('/');
   const engines = scenario.fleet
     .map((e, i) => `${e.name}: ${e.maxSeqs} seqs, ttft ${e.ttftMs} ms, itl ${e.itlMs} ms, ${e.outputTokens} tokens → ${ms(scenario.measuredServiceMs[i] as number)} ms per request (nominal ${ms(scenario.nominalServiceMs[i] as number)})`)
@@ -60,6 +77,8 @@ export function markdown(results: readonly PolicyResult[], scenario: ScenarioFac
     '',
     `Engines: ${engines}.`,
     `Fleet capacity ${scenario.capacityPerS.toFixed(1)} req/s (Σ slots / measured service time); offered ${scenario.ratePerS.toFixed(1)} req/s Poisson (${pct(scenario.ratePerS / scenario.capacityPerS)}), seed ${scenario.seed}, ${scenario.arrivals} arrivals over ${scenario.warmupS} s warm-up + ${scenario.durationS} s measured; ${pct(scenario.sessionShare)} carry one of ${scenario.sessions} session keys.`,
+    '',
+    bars,
     '',
     `| policy | requests | errors | shed (429) | TTFT p50 ms | TTFT p99 ms | queue imbalance (samples with a queue) | mean queued (all engines) | max waiting ${names} | served ${names} | session hit ratio | drain after load s | router CPU |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -77,6 +96,6 @@ export function markdown(results: readonly PolicyResult[], scenario: ScenarioFac
   );
   lines.push('', `Router decisions (whole run, warm-up included): ${results.map((r) => `${r.policy} ${Object.entries(r.decisions).map(([k, v]) => `${k} ${v}`).join(', ')}`).join('; ')}.`);
   lines.push('', `Client process (generator + engines) event-loop delay p99 (beyond its 10 ms sampling period): ${results.map((r) => `${r.policy} ${ms(r.clientLoopDelayP99Ms)} ms`).join(', ')}; send lag p99: ${results.map((r) => `${r.policy} ${ms(r.sendLagMs.p99)} ms`).join(', ')}.`);
-  lines.push('', `Verdict: ${outcome.pass ? 'PASS' : 'FAIL'}${outcome.reasons.length > 0 ? ` — ${outcome.reasons.join('; ')}` : ' — no failed requests; least-load p99 TTFT below round-robin without shedding more'}`);
+  lines.push('', 'Chart: `routing-quality-ttft.svg` (TTFT p50, p90 and p99 per policy).');
   return lines.join('\n');
 }

@@ -9,16 +9,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { writeChart } from '../report/svg-chart.ts';
 import type { Measurement } from './measure.ts';
+import { scenarioEntry, type OptionName, type ScenarioName } from './registry.ts';
+import { exitCodeOf, parseScenarioArgs } from './scenario-args.ts';
 
 /** Where results go unless `--out` says otherwise. */
 export const DEFAULT_OUT = fileURLToPath(new URL('../results', import.meta.url));
 
 /** Options every scenario takes. */
 export interface CommonOptions {
-  /** Shorter runs that still show the shape (minutes, not tens of minutes). */
+  /** Shorter runs that still show the shape (minutes, not tens of minutes): indicative only, as their reports say ({@link runModeNote}). */
   readonly quick: boolean;
   /** CI: seconds-long runs; only correctness decides the exit code, since speed on a shared CI machine proves nothing. */
   readonly smoke: boolean;
@@ -29,37 +30,64 @@ export interface CommonOptions {
   readonly generators: number;
 }
 
-/** Parses the common flags plus `extra` string flags (returned by name). */
-export function scenarioOptions(argv: readonly string[], extra: readonly string[] = []): CommonOptions & { readonly extra: Record<string, string | undefined> } {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      quick: { type: 'boolean', default: false },
-      smoke: { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      generators: { type: 'string' },
-      ...Object.fromEntries(extra.map((name) => [name, { type: 'string' as const }])),
-    },
-  });
-  const smoke = values.smoke === true;
+/** How long a run was asked to be, which decides which bars it judges and what its report says about itself. */
+export type RunMode = Pick<CommonOptions, 'quick' | 'smoke'>;
+
+/** The common options and scenario `N`'s own, by name (undefined: not given). */
+export type ScenarioOptions<N extends ScenarioName> = CommonOptions & { readonly extra: Readonly<Record<OptionName<N>, string | undefined>> };
+
+/**
+ * Parses scenario `name`'s command line against its option list in
+ * registry.ts, the list its `--help` shows. Throws `ScenarioUsage` for
+ * `--help` and for an option the list lacks, so a scenario calls this before
+ * it starts anything.
+ */
+export function scenarioOptions<N extends ScenarioName>(argv: readonly string[], name: N): ScenarioOptions<N> {
+  const values = parseScenarioArgs(name, argv);
+  const text = (option: string) => {
+    const value = values.get(option);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const smoke = values.get('smoke') === true;
   return {
-    quick: values.quick === true || smoke,
+    quick: values.get('quick') === true || smoke,
     smoke,
-    out: typeof values.out === 'string' ? values.out : DEFAULT_OUT,
-    quiet: values.quiet === true || smoke,
-    generators: Number(values.generators ?? 0),
-    extra: Object.fromEntries(extra.map((name) => [name, (values as Record<string, unknown>)[name] as string | undefined])),
+    out: text('out') ?? DEFAULT_OUT,
+    quiet: values.get('quiet') === true || smoke,
+    generators: Number(text('generators') ?? 0),
+    extra: Object.fromEntries(scenarioEntry(name).options.map((option) => [option.name, text(option.name)])) as Record<OptionName<N>, string | undefined>,
   };
 }
 
-/** One performance or correctness bar and how the run measured against it. */
+/** One bar and how the run measured against it. */
 export interface Bar {
   readonly name: string;
   readonly measured: string;
+  /** Met; also true for a bar that did not apply (`applies` false), which no verdict fails on. */
   readonly pass: boolean;
-  /** Correctness bars decide smoke runs too; performance bars (speed, memory, routing quality) only full and quick runs. */
-  readonly kind: 'correctness' | 'performance';
+  /**
+   * Which runs judge it. Correctness bars: every run. Performance bars (speed, memory, routing
+   * quality): full and quick runs. Comparison bars, which rank policies against each other on the
+   * same arrivals: full runs only, since a quick run's few seconds leave the tail to a handful of
+   * requests and the ranking to chance.
+   */
+  readonly kind: 'correctness' | 'performance' | 'comparison';
+  /** False when the run's settings left it nothing to measure: reported as n/a. */
+  readonly applies?: false;
+}
+
+/** Whether `bar` decides the verdict of a run in `mode`. */
+function judged(bar: Bar, mode: RunMode): boolean {
+  if (bar.kind === 'correctness') return true;
+  if (bar.kind === 'performance') return !mode.smoke;
+  return !mode.quick && !mode.smoke;
+}
+
+/** The result cell of `bar` in a run in `mode`. */
+function resultCell(bar: Bar, mode: RunMode): string {
+  if (bar.applies === false) return 'n/a';
+  if (bar.pass) return 'pass';
+  return judged(bar, mode) ? '**FAIL**' : `miss (not judged in ${mode.smoke ? 'smoke' : 'quick'} runs)`;
 }
 
 /** Collects a scenario's bars and turns them into a verdict. */
@@ -70,14 +98,21 @@ export class Bars {
     this.list.push({ kind, name, pass, measured });
   }
 
-  /** PASS when every bar that counts in this mode passed. */
-  pass(smoke: boolean): boolean {
-    return this.list.every((bar) => bar.pass || (smoke && bar.kind === 'performance'));
+  /** A bar the run's settings leave nothing to measure (`why`), reported as n/a rather than failed. */
+  notApplicable(kind: Bar['kind'], name: string, why: string): void {
+    this.list.push({ kind, name, pass: true, measured: why, applies: false });
   }
 
-  markdown(smoke: boolean): string {
-    const rows = this.list.map((bar) => `| ${bar.name} | ${bar.measured} | ${bar.pass ? 'pass' : smoke && bar.kind === 'performance' ? 'miss (not judged in smoke runs)' : '**FAIL**'} |`);
-    return ['| bar | measured | result |', '|---|---|---|', ...rows, '', `Verdict: **${this.pass(smoke) ? 'PASS' : 'FAIL'}**${smoke ? ' (smoke run: correctness bars only)' : ''}`].join('\n');
+  /** PASS when every bar that counts in this mode passed. */
+  pass(mode: RunMode): boolean {
+    return this.list.every((bar) => bar.pass || !judged(bar, mode));
+  }
+
+  /** The bars as a Markdown table, then the verdict line, saying which bars a short run left unjudged. */
+  markdown(mode: RunMode): string {
+    const rows = this.list.map((bar) => `| ${bar.name} | ${bar.measured} | ${resultCell(bar, mode)} |`);
+    const unjudged = mode.smoke ? ' (smoke run: correctness bars only)' : mode.quick && this.list.some((bar) => bar.kind === 'comparison') ? ' (quick run: comparison bars not judged)' : '';
+    return ['| bar | measured | result |', '|---|---|---|', ...rows, '', `Verdict: **${this.pass(mode) ? 'PASS' : 'FAIL'}**${unjudged}`].join('\n');
   }
 }
 
@@ -146,29 +181,42 @@ export interface Chart {
   readonly svg: string;
 }
 
+/** Where results go and how long the run was asked to be (every scenario's options). */
+export type ResultsTarget = Pick<CommonOptions, 'out'> & RunMode;
+
+/**
+ * What a short run's report says about itself first, so nobody reads its
+ * figures as a full run's; undefined for a full run.
+ */
+export function runModeNote(mode: RunMode): string | undefined {
+  if (mode.smoke) return '**Smoke run: correctness only.** Seconds long, it checks that the scenario works end to end; its figures compare nothing and judge no speed.';
+  if (mode.quick) return '**Quick run: indicative only.** It is too short to compare policies or judge the speed bars reliably; run without `--quick` for figures to rely on.';
+  return undefined;
+}
+
 /**
  * Writes `<scenario>-<stamp>.json` and `.md`, plus `<scenario>-latest.md`
  * and `<scenario>-<chart>.svg` (stable names `bench all` collects), and
- * prints the Markdown.
+ * prints the Markdown, headed by {@link runModeNote} for a quick or smoke run.
  */
-export function writeResults(out: string, scenario: string, facts: RunFacts, data: unknown, markdown: string, charts: readonly Chart[] = []): void {
+export function writeResults(target: ResultsTarget, scenario: string, facts: RunFacts, data: unknown, markdown: string, charts: readonly Chart[] = []): void {
+  const { out } = target;
+  const note = runModeNote(target);
+  const report = note === undefined ? markdown : `${note}\n\n${markdown}`;
   mkdirSync(out, { recursive: true });
   const stamp = facts.date.replace(/[:.]/g, '-');
   writeFileSync(join(out, `${scenario}-${stamp}.json`), JSON.stringify({ facts, ...(data as object) }, null, 2));
-  writeFileSync(join(out, `${scenario}-${stamp}.md`), `${markdown}\n`);
-  writeFileSync(join(out, `${scenario}-latest.md`), `${markdown}\n`);
+  writeFileSync(join(out, `${scenario}-${stamp}.md`), `${report}\n`);
+  writeFileSync(join(out, `${scenario}-latest.md`), `${report}\n`);
   for (const chart of charts) writeChart(join(out, `${scenario}-${chart.name}.svg`), chart.svg);
-  console.log(markdown);
+  console.log(report);
 }
 
-/** Runs a scenario's entry point when its file is executed directly. */
+/** Runs a scenario's entry point when its file is executed directly; help and bad arguments exit as through `npm run bench`. */
 export function runIfMain(moduleUrl: string, entry: (argv: readonly string[]) => Promise<number>): void {
   if (process.argv[1] !== fileURLToPath(moduleUrl)) return;
   entry(process.argv.slice(2)).then(
     (code) => (process.exitCode = code),
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
+    (err: unknown) => (process.exitCode = exitCodeOf(err)),
   );
 }

@@ -36,7 +36,7 @@ function forJson<T>(run: RunResult<T>): unknown {
 
 /** Entry point; returns the exit code. */
 export async function sharedState(argv: readonly string[]): Promise<number> {
-  const options = scenarioOptions(argv);
+  const options = scenarioOptions(argv, 'shared-state');
   const plan = planFor(options);
   const engines = await startSimulatedFleet(MODEL, ENGINES);
   const redis = await startRedisServer();
@@ -52,7 +52,7 @@ export async function sharedState(argv: readonly string[]): Promise<number> {
     };
     const bars = checkBars(runs);
     const facts = runFacts(`npm run bench -- shared-state ${argv.join(' ')}`.trim());
-    const markdown = [factsLine(facts), '', reportMarkdown(setup, runs, bars.markdown(options.smoke))].join('\n');
+    const markdown = [factsLine(facts), '', reportMarkdown(setup, runs, bars.markdown(options))].join('\n');
     const data = {
       plan,
       setup,
@@ -62,8 +62,8 @@ export async function sharedState(argv: readonly string[]): Promise<number> {
       leastLoad: runs.leastLoad.map((s) => ({ ...s, runs: s.runs.map(forJson) })),
       quota: runs.quota.map((q) => ({ ...q, run: q.run === undefined ? undefined : forJson(q.run) })),
     };
-    writeResults(options.out, 'shared-state', facts, data, markdown, reportCharts(runs));
-    return bars.pass(options.smoke) ? 0 : 1;
+    writeResults(options, 'shared-state', facts, data, markdown, reportCharts(runs));
+    return bars.pass(options) ? 0 : 1;
   } finally {
     await redis.stop();
     await closeSimulatedFleet(engines);
