@@ -20,6 +20,7 @@ const facts: RequestFacts = { model: 'm', stream: false, sessionKey: undefined, 
 function admission(queue: WaitQueue<Engine>, shed: ShedReason[], candidates: readonly Engine[] = engines): AdmissionControl<Engine> {
   return new AdmissionControl<Engine>({
     decide: (): Schedule<Engine> => ({ kind: 'saturated', candidates }),
+    servingModel: () => candidates,
     queue,
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
@@ -39,6 +40,7 @@ function homeAdmission(queue: WaitQueue<Engine>, homeWaitMs: number): { control:
       decided.push(asked);
       return asked.mayWaitForHome === false ? { kind: 'admit', attempts: [elsewhere], outcome: 'affinity_spill' } : { kind: 'saturated', candidates: [home], waitsFor: home };
     },
+    servingModel: () => engines,
     queue,
     limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
     gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
@@ -113,8 +115,13 @@ describe('admission into the router queue', () => {
     const signal = new AbortController().signal;
     const ahead = Array.from({ length: 9 }, () => filler.admit(facts, 'normal', signal));
     const [home] = engines as [Engine, Engine];
+    let decisions = 0;
     const sessions = new AdmissionControl<Engine>({
-      decide: (asked): Schedule<Engine> => (asked.mayWaitForHome === false ? { kind: 'saturated', candidates: engines } : { kind: 'saturated', candidates: [home], waitsFor: home }),
+      decide: (): Schedule<Engine> => {
+        decisions++;
+        return { kind: 'saturated', candidates: [home], waitsFor: home };
+      },
+      servingModel: () => engines,
       queue,
       limits: { maxInFlight: 1_000, maxConnections: 1_000, eventLoopLagMs: 1_000 },
       gauges: () => ({ inFlight: 0, connections: 0, lagMs: 0 }),
@@ -126,6 +133,7 @@ describe('admission into the router queue', () => {
     const session = sessions.admit({ ...facts, sessionKey: 'k' }, 'normal', signal);
     assert.equal(queue.length, 10, 'queued behind the nine');
     assert.deepEqual(shed, []);
+    assert.equal(decisions, 1, 'the gate reads the fleet, it does not decide again (a decision counts itself and records LoRA adapters as sent)');
     const results = await Promise.all([...ahead, session]);
     assert.ok(results.every((r) => r.kind === 'reject' && r.error.code === 'SWITCHYARD_QUEUE_TIMEOUT'), 'still saturated at the deadline');
   });

@@ -36,6 +36,8 @@ export interface AdmissionCandidate extends DrainInputs, Pick<EndpointView, 'id'
 /** Collaborators of {@link AdmissionControl}. */
 export interface AdmissionControlDeps<T extends AdmissionCandidate> {
   decide(facts: RequestFacts, priority: Priority): Schedule<T>;
+  /** The endpoints serving `model` (no decision, no side effect: the queue gate reads their drain). */
+  servingModel(model: string): readonly T[];
   readonly queue: WaitQueue<T>;
   readonly limits: PressureLimits;
   gauges(): PressureGauges;
@@ -127,7 +129,7 @@ export class AdmissionControl<T extends AdmissionCandidate> {
     if (decision.kind === 'saturated' && decision.waitsFor !== undefined && !deps.queue.enabled) decision = deps.decide({ ...facts, mayWaitForHome: false }, priority);
     if (decision.kind !== 'saturated') return decision;
     if (!deps.queue.enabled) return this.#shed('saturated', priority, facts.model, decision.candidates);
-    const overDeadlineS = this.#expectedWaitBeyondDeadline(this.#drainingFor(facts, priority, decision), priority, tenant);
+    const overDeadlineS = this.#expectedWaitBeyondDeadline(this.#drainingFor(facts, decision), priority, tenant);
     if (overDeadlineS > 0) return this.#shed('queue_full', priority, facts.model, decision.candidates, overDeadlineS);
     return this.#wait(facts, priority, signal, tenant, decision);
   }
@@ -184,14 +186,13 @@ export class AdmissionControl<T extends AdmissionCandidate> {
 
   /**
    * The engines whose drain serves a saturated request: its candidates, or, when it waits for its
-   * own engine, those it goes to after that wait (none when one has room now). Its own engine
+   * own engine, every engine serving its model, where it goes after that wait. Its own engine
    * alone drains a fraction of the queue ahead, which waits for every engine: a session's
-   * request behind 2,000 others was shed as if one engine had to serve them all.
+   * request behind 2,000 others was shed as if one engine had to serve them all. Read, not
+   * decided again: a second decision would count itself and record an adapter as sent.
    */
-  #drainingFor(facts: RequestFacts, priority: Priority, decision: Schedule<T> & { readonly kind: 'saturated' }): readonly T[] {
-    if (decision.waitsFor === undefined) return decision.candidates;
-    const afterWait = this.#deps.decide({ ...facts, mayWaitForHome: false }, priority);
-    return afterWait.kind === 'saturated' ? afterWait.candidates : [];
+  #drainingFor(facts: RequestFacts, decision: Schedule<T> & { readonly kind: 'saturated' }): readonly T[] {
+    return decision.waitsFor === undefined ? decision.candidates : this.#deps.servingModel(facts.model);
   }
 
   #shed(reason: ShedReason, priority: Priority, model: string, candidates: readonly T[], retryAfterS?: number): AdmissionResult<T> {

@@ -117,6 +117,7 @@ function admissionControl(config: Config, deps: RequestPathDeps, shedLog: ShedLo
   const { capacity, metrics, scheduling } = deps;
   return new AdmissionControl<EndpointState>({
     decide: (facts, priority) => scheduling.scheduler.schedule(facts, priority),
+    servingModel: (model) => deps.view.candidates(model),
     queue: capacity.queue,
     limits: capacity.fitted.limits,
     // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
