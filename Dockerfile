@@ -5,7 +5,7 @@
 # `switchyard check URL...` (the Helm chart's `helm test` Pod runs it).
 #
 #   docker build -t switchyard:0.1.0 .
-#   docker run switchyard:0.1.0 serve --backend http://vllm:8000   # any CLI command: serve, sim, check, status
+#   docker run switchyard:0.1.0 serve --backend http://vllm:8000   # any CLI command: serve, sim, bench load, check, status
 #
 # The entrypoint is the switchyard CLI; the command defaults to `serve`. The Helm chart sets its
 # own command, /nodejs/bin/node --max-old-space-size=N /app/router/cli/bin.ts serve (values
@@ -23,8 +23,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 
-# Stage 2: the sources the CLI loads, by allow-list: router/, discovery/ and the
-# engine simulator behind `switchyard sim` (loadtest/sim). Test code lives in
+# Stage 2: the sources the CLI loads, by allow-list: router/, discovery/, the
+# engine simulator behind `switchyard sim` (loadtest/sim), and behind
+# `switchyard bench load` its command (loadtest/load), the load generator
+# (loadtest/bench) and the chart writer (loadtest/report). Test code lives in
 # tests/ and loadtest/scenarios/, outside these folders; .dockerignore keeps the
 # unit tests beside their modules (*.test.ts) out of the build context.
 FROM ${NODE_IMAGE} AS sources
@@ -33,6 +35,9 @@ COPY package.json ./
 COPY router ./router
 COPY discovery ./discovery
 COPY loadtest/sim ./loadtest/sim
+COPY loadtest/bench ./loadtest/bench
+COPY loadtest/report ./loadtest/report
+COPY loadtest/load ./loadtest/load
 
 # Stage 3: distroless Node 24, user nonroot (65532), no shell.
 FROM ${RUNTIME_IMAGE}

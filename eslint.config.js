@@ -70,7 +70,7 @@ const TEST_FILES = ['**/*.test.ts', 'tests/**', 'loadtest/scenarios/**'];
 /**
  * Product code (router/, discovery/, the simulator, the load generator and report helpers the
  * scenarios build on, the chart and dashboard generators) never imports test code: the image ships
- * router/, discovery/ and loadtest/sim only, and a product module that reached into tests/ would
+ * router/, discovery/ and loadtest/'s sim, bench, report and load, and a product module that reached into tests/ would
  * either break there or drag a test into it.
  */
 const NO_TESTS = {

@@ -106,15 +106,37 @@ test('merged results add up and name a generator that ran out of CPU or fell beh
   for (let i = 0; i < 100; i++) lag.record(i < 95 ? 0.1 : 40);
   const e2e = new Histogram();
   e2e.record(5);
-  const base = { measured: 10, ok: 9, shed: 0, failed: 1, failureKinds: { reset: 1 }, failureExamples: [], e2e: e2e.snapshot(), ttft: e2e.snapshot(), itl: new Histogram().snapshot(), sendLag: new Histogram().snapshot(), timeline: [4, 5], windowMs: 1000, cpuShare: 0.3, loopDelayP99Ms: 11 };
+  const none = new Histogram().snapshot();
+  const tokens = { output: e2e.snapshot(), fromUsage: 1, prompt: none, askedOutput: 5, askedPrompt: 0 };
+  const base = { measured: 10, ok: 9, shed: 0, failed: 1, failureKinds: { reset: 1 }, failureExamples: [], e2e: e2e.snapshot(), ttft: e2e.snapshot(), itl: none, sendLag: none, timeline: [4, 5], seconds: [{ failed: 1, outputTokens: 5, ttft: e2e.snapshot(), itl: none }], tokens, windowMs: 1000, cpuShare: 0.3, loopDelayP99Ms: 11 };
   const calm = mergeResults([base, { ...base, timeline: [1, 2, 3] }]);
   assert.equal(calm.generatorBottleneck, undefined);
   assert.deepEqual(calm.timeline, [5, 7, 3]);
   assert.equal(calm.ok, 18);
   assert.deepEqual(calm.failureKinds, { reset: 2 });
   assert.equal(Histogram.of([calm.e2e]).count, 2);
+  assert.deepEqual([calm.tokens.fromUsage, calm.tokens.askedOutput, Histogram.of([calm.tokens.output]).count], [2, 10, 2]);
+  assert.deepEqual(calm.seconds.map((s) => [s.failed, s.outputTokens]), [[2, 10]]);
   const busy = mergeResults([base, { ...base, cpuShare: 0.97, sendLag: lag.snapshot() }]);
   assert.match(busy.generatorBottleneck ?? '', /generator 1 used 97% of a core/);
   assert.match(busy.generatorBottleneck ?? '', /generator 1 sent late \(p99 40 ms/);
   assert.doesNotMatch(busy.generatorBottleneck ?? '', /generator 0/);
+});
+
+test('token-shaped requests: answers as long as asked (the simulator honours ignore_eos), counted from usage, conversations on their own session keys', async () => {
+  await withSim(async (url, sim) => {
+    const shape = { promptTokens: { min: 20, max: 40 }, outputTokens: { min: 5, max: 30 }, ignoreEos: true, turns: 3 };
+    const request = { path: '/v1/chat/completions', model: 'gen-model', stream: true, tools: false, promptBytes: 0, headers: {}, users: 4, checkIds: true, shape } as const;
+    const run = await runGenerators({ target: url, request, mode: { kind: 'closed', concurrency: 4 }, warmupMs: 0, requests: 60, idPrefix: 'shaped', seed: 7 }, { processes: 2, label: 'test', quiet: true });
+    assert.equal(run.ok, 60, JSON.stringify(run.failureExamples));
+    assert.equal(run.tokens.fromUsage, 60, 'every stream carried its usage chunk');
+    const output = Histogram.of([run.tokens.output]);
+    assert.equal(run.tokens.output.sum, run.tokens.askedOutput, 'each answer as long as its max_tokens');
+    assert.ok(output.percentiles().max <= 30 && output.quantile(0) >= 5);
+    // Later turns resend earlier ones: the prompts the engine counted outgrow the new text asked per turn.
+    assert.ok(run.tokens.prompt.sum > 60 * 40, `prompt tokens ${run.tokens.prompt.sum}`);
+    assert.equal(run.seconds.reduce((n, s) => n + s.outputTokens, 0), run.tokens.output.sum);
+    const keys = [...sim.sessions.keys()].filter((key) => key.startsWith('shaped-')).sort();
+    assert.deepEqual(keys, ['shaped-g0-session-0', 'shaped-g0-session-1', 'shaped-g1-session-0', 'shaped-g1-session-1']);
+  });
 });

@@ -2,7 +2,8 @@
  * The load generator: closed loop (fixed concurrency) or open loop (Poisson
  * arrivals at a fixed or ramping rate), bounded by time or request count,
  * with a warm-up that is sent but not measured. Every response is read to
- * the end and validated ({@link StreamCheck}, {@link checkJsonResponse}).
+ * the end and validated ({@link StreamCheck}, {@link readJsonResponse}), and
+ * its token counts taken from the usage it reports, else counted.
  *
  * Open-loop latency counts from the *scheduled* send time, so a target that
  * stalls is charged for the requests it kept waiting (no coordinated
@@ -13,42 +14,14 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { seededRng } from '../sim/random.ts';
 import { Histogram } from './histogram.ts';
-import type { FailureExample, LoadProgress, LoadResult, LoadSpec, RequestTemplate } from './load-spec.ts';
-import { checkJsonResponse, StreamCheck, type Expectation, type StreamVerdict } from './response-check.ts';
+import type { FailureExample, LoadProgress, LoadResult, LoadSpec } from './load-spec.ts';
+import { PerSecond } from './per-second.ts';
+import { CHARS_PER_TOKEN, RequestBodies } from './request-bodies.ts';
+import { readJsonResponse, StreamCheck, type Expectation, type ReportedUsage, type StreamVerdict } from './response-check.ts';
 
 const MAX_EXAMPLES = 5;
 const BODY_HEAD_BYTES = 512;
 const PROGRESS_EVERY_MS = 1000;
-
-/** The tool offered when a template asks for tools (the shape OpenAI clients send). */
-const WEATHER_TOOL = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather for a place', parameters: { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['location'] } },
-};
-
-/** A prompt of about `bytes` bytes of varied text (so nothing compresses or dedups it away). */
-function prompt(bytes: number): string {
-  if (bytes <= 64) return 'What is the weather in Zürich today?';
-  const words = ['route', 'engine', 'cache', 'token', 'stream', 'queue', 'batch', 'prefix', 'load', 'shed'];
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const word = `${words[(i * 7) % words.length] as string}${i % 97}`;
-    parts.push(word);
-    size += word.length + 1;
-  }
-  return parts.join(' ');
-}
-
-/** The request body for one (stream, template) pair; built once and reused. */
-export function requestBody(template: RequestTemplate, stream: boolean): string {
-  const content = prompt(template.promptBytes);
-  const body: Record<string, unknown> = template.path.endsWith('/chat/completions')
-    ? { model: template.model, stream, messages: [{ role: 'user', content }] }
-    : { model: template.model, stream, prompt: content };
-  if (template.tools) body['tools'] = [WEATHER_TOOL];
-  return JSON.stringify(body);
-}
 
 /** Classifies a thrown client error for the failure counts. */
 function errorKind(err: unknown): string {
@@ -71,6 +44,12 @@ interface Exchange {
   /** The first thing wrong with the exchange, if anything (a bad status is left to the caller). */
   readonly problem: string | undefined;
   readonly kind: string;
+  /** What a well-formed answer reported of its tokens, if anything. */
+  readonly usage: ReportedUsage | undefined;
+  /** Output tokens counted from the answer itself: streamed content events, else its text at ~4 characters a token. */
+  readonly countedTokens: number;
+  /** The generated text, when the expectation asked to keep it. */
+  readonly text: string | undefined;
 }
 
 /**
@@ -87,10 +66,13 @@ function exchangeOnce(pool: Pool, path: string, headers: Record<string, string>,
     let firstByteAt: number | undefined;
     let check: StreamCheck | undefined;
     const chunks: Buffer[] = [];
-    const settle = (problem: string | undefined, kind: string) => {
+    const settle = (problem: string | undefined, kind: string, json?: { usage: ReportedUsage | undefined; text: string }) => {
       const endedAt = performance.now();
       const verdict = check?.finish();
-      resolve({ status, retryAfter, bodyHead, firstByteAt, endedAt, verdict, problem: problem ?? verdict?.problem, kind });
+      const usage = verdict?.usage ?? json?.usage;
+      const countedTokens = verdict?.events ?? Math.ceil((json?.text.length ?? 0) / CHARS_PER_TOKEN);
+      const text = expect.keepText === true ? (verdict?.text ?? json?.text) : undefined;
+      resolve({ status, retryAfter, bodyHead, firstByteAt, endedAt, verdict, problem: problem ?? verdict?.problem, kind, usage, countedTokens, text });
     };
     pool.dispatch(
       { path, method: 'POST', headers, body, reset: newConnection },
@@ -112,7 +94,9 @@ function exchangeOnce(pool: Pool, path: string, headers: Record<string, string>,
         onResponseEnd() {
           if (status !== 200) return settle(undefined, 'corrupt');
           if (stream && !eventStream) return settle('streamed request answered without text/event-stream', 'corrupt');
-          settle(stream ? undefined : checkJsonResponse(Buffer.concat(chunks).toString('utf8'), expect), 'corrupt');
+          if (stream) return settle(undefined, 'corrupt');
+          const answer = readJsonResponse(Buffer.concat(chunks).toString('utf8'), expect);
+          settle(answer.problem, 'corrupt', answer);
         },
         onResponseError(_controller, err) {
           const kind = errorKind(err);
@@ -129,7 +113,7 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
   if ((spec.durationMs === undefined) === (spec.requests === undefined)) throw new Error('a load spec needs exactly one of durationMs and requests');
   const connections = spec.mode.kind === 'closed' ? spec.mode.concurrency : spec.mode.maxConnections;
   const pool = new Pool(spec.target, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const bodies = { true: requestBody(spec.request, true), false: requestBody(spec.request, false) };
+  const bodies = new RequestBodies(spec.request, spec.seed);
   const baseHeaders = { 'content-type': 'application/json', ...spec.request.headers };
   const perClient = spec.mode.kind === 'closed' && spec.mode.sessionPerClient === true;
 
@@ -137,6 +121,10 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
   const ttft = new Histogram();
   const itl = new Histogram();
   const sendLag = new Histogram();
+  const outputTokens = new Histogram();
+  const promptTokens = new Histogram();
+  const tokens = { fromUsage: 0, askedOutput: 0, askedPrompt: 0 };
+  const seconds = new PerSecond();
   const failureKinds: Record<string, number> = {};
   const failureExamples: FailureExample[] = [];
   let sent = 0;
@@ -167,10 +155,14 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     const stream = spec.request.stream === 'mixed' ? n % 2 === 0 : spec.request.stream;
     const requestId = `${spec.idPrefix}-${n}`;
     const headers: Record<string, string> = { ...baseHeaders, 'x-request-id': requestId };
+    // The session a request belongs to: its closed-loop client's, or one of the template's users in turn.
+    const session = perClient && client !== undefined ? client : spec.request.users > 0 ? n % spec.request.users : undefined;
     if (perClient && client !== undefined) headers['x-session-id'] = `${spec.idPrefix}-client-${client}`;
-    else if (spec.request.users > 0) headers['x-session-id'] = `user-${n % spec.request.users}`;
-    const expect = { toolCall: spec.request.tools, idSuffix: spec.request.checkIds ? requestId : undefined };
-    const exchange = await exchangeOnce(pool, spec.request.path, headers, bodies[String(stream) as 'true' | 'false'], stream, expect, spec.newConnections === true);
+    // A shaped template's sessions are this generator's own conversations, so their keys are its own too (unique across processes and runs).
+    else if (session !== undefined) headers['x-session-id'] = spec.request.shape === undefined ? `user-${session}` : `${spec.idPrefix}-session-${session}`;
+    const expect = { toolCall: spec.request.tools, idSuffix: spec.request.checkIds ? requestId : undefined, keepText: bodies.keepsAnswers };
+    const draft = bodies.draft(requestId, stream, session);
+    const exchange = await exchangeOnce(pool, spec.request.path, headers, draft.body, stream, expect, spec.newConnections === true);
     if (exchange.status === 429 && exchange.retryAfter) {
       if (inWindow) shed++;
       return;
@@ -179,17 +171,28 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     let { problem, kind } = exchange;
     if (problem === undefined && status !== 200) [kind, problem] = [`status ${status}`, `status ${status}`];
     const done = exchange.endedAt;
+    const second = Math.floor((done - start) / 1000);
+    const firstToken = (verdict?.firstTokenAt ?? firstByteAt ?? done) - scheduledAt;
+    const answerTokens = exchange.usage?.completionTokens ?? exchange.countedTokens;
     if (problem === undefined) {
-      const second = Math.floor((done - start) / 1000);
       timeline[second] = (timeline[second] ?? 0) + 1;
-    }
+      seconds.success(second, firstToken, verdict?.tokenGaps ?? [], answerTokens);
+      if (draft.turn !== undefined) bodies.answered(draft.turn, exchange.text ?? '');
+    } else seconds.failure(second);
     if (!inWindow) return;
     lastMeasuredEnd = Math.max(lastMeasuredEnd, done);
     if (problem !== undefined) return fail(kind, { requestId, status, problem, bodyHead });
     ok++;
     e2e.record(done - scheduledAt);
-    ttft.record((verdict?.firstTokenAt ?? firstByteAt ?? done) - scheduledAt);
+    ttft.record(firstToken);
     for (const gap of verdict?.tokenGaps ?? []) itl.record(gap);
+    outputTokens.record(answerTokens);
+    if (exchange.usage !== undefined) {
+      tokens.fromUsage++;
+      promptTokens.record(exchange.usage.promptTokens);
+    }
+    tokens.askedOutput += draft.maxTokens ?? 0;
+    tokens.askedPrompt += draft.promptTokens ?? 0;
   };
 
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -245,6 +248,8 @@ export async function runLoad(spec: LoadSpec, onProgress?: (progress: LoadProgre
     itl: itl.snapshot(),
     sendLag: sendLag.snapshot(),
     timeline: Array.from(timeline, (n) => n ?? 0),
+    seconds: seconds.snapshot(),
+    tokens: { ...tokens, output: outputTokens.snapshot(), prompt: promptTokens.snapshot() },
     windowMs: spec.durationMs ?? Math.max(1, lastMeasuredEnd - measureFrom),
     cpuShare: (cpu.user + cpu.system) / 1000 / (end - start),
     loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

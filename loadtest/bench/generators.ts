@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Histogram } from './histogram.ts';
 import type { LoadProgress, LoadResult, LoadSpec } from './load-spec.ts';
+import { mergeSeconds } from './per-second.ts';
 import { ProgressLine } from './progress.ts';
 
 const CHILD = fileURLToPath(new URL('./generator-process.ts', import.meta.url));
@@ -63,8 +64,11 @@ export function splitSpec(spec: LoadSpec, parts: number, index: number): LoadSpe
           ...(spec.mode.rampFromPerS === undefined ? {} : { rampFromPerS: spec.mode.rampFromPerS / parts }),
           maxConnections: Math.max(1, share(spec.mode.maxConnections, parts, index)),
         };
+  // A shaped template's sessions are conversations one generator keeps, so they are shared out like the load; plain users stay shared by all.
+  const request = spec.request.shape === undefined ? spec.request : { ...spec.request, users: share(spec.request.users, parts, index) };
   return {
     ...spec,
+    request,
     mode,
     ...(spec.requests === undefined ? {} : { requests: share(spec.requests, parts, index) }),
     idPrefix: `${spec.idPrefix}-g${index}`,
@@ -96,6 +100,14 @@ export function mergeResults(results: readonly LoadResult[]): GeneratorRun {
     itl: Histogram.of(results.map((r) => r.itl)).snapshot(),
     sendLag: Histogram.of(results.map((r) => r.sendLag)).snapshot(),
     timeline: Array.from({ length: Math.max(...results.map((r) => r.timeline.length)) }, (_, second) => sum((r) => r.timeline[second] ?? 0)),
+    seconds: mergeSeconds(results.map((r) => r.seconds)),
+    tokens: {
+      output: Histogram.of(results.map((r) => r.tokens.output)).snapshot(),
+      fromUsage: sum((r) => r.tokens.fromUsage),
+      prompt: Histogram.of(results.map((r) => r.tokens.prompt)).snapshot(),
+      askedOutput: sum((r) => r.tokens.askedOutput),
+      askedPrompt: sum((r) => r.tokens.askedPrompt),
+    },
     windowMs: Math.max(...results.map((r) => r.windowMs)),
     cpuShare: sum((r) => r.cpuShare),
     loopDelayP99Ms: Math.max(...results.map((r) => r.loopDelayP99Ms)),

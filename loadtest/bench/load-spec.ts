@@ -4,6 +4,35 @@
  * generator processes.
  */
 import type { HistogramSnapshot } from './histogram.ts';
+import type { SecondStats } from './per-second.ts';
+
+/** An inclusive range of token counts, drawn uniformly per request; `min` = `max` for a fixed count. */
+export interface TokenRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * Token-shaped requests (`switchyard bench load`): each request draws its
+ * prompt and answer lengths, asks for the answer's length with `max_tokens`
+ * and, streamed, for its token counts with `stream_options.include_usage`.
+ * Approximate: there is no tokenizer, a token is taken as about 4 characters
+ * of prompt text (request-bodies.ts).
+ */
+export interface RequestShape {
+  /** Tokens of new prompt text per request (per turn, in a conversation). */
+  readonly promptTokens: TokenRange;
+  /** The `max_tokens` each request asks for. */
+  readonly outputTokens: TokenRange;
+  /** Send vLLM's `ignore_eos: true`, so answers run to `max_tokens` instead of ending where the model would. */
+  readonly ignoreEos: boolean;
+  /**
+   * Turns per conversation. Above 1, each session (see
+   * {@link RequestTemplate.users}) resends its history, the answers
+   * included, with a new question each turn, and starts over after this many.
+   */
+  readonly turns: number;
+}
 
 /** The requests to send. Bodies are built once per process, not per request. */
 export interface RequestTemplate {
@@ -18,10 +47,17 @@ export interface RequestTemplate {
   readonly promptBytes: number;
   /** Extra request headers, e.g. `x-sim-*` engine knobs. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Spread requests over this many users, each sent as `x-session-id: user-N`; 0 for none. */
+  /**
+   * Spread requests over this many users, each sent as `x-session-id: user-N`;
+   * 0 for none. With a {@link shape}, the users are sessions each generator
+   * process keeps of its own (split among processes like the load), sent as
+   * `<idPrefix>-session-N`.
+   */
   readonly users: number;
   /** Check that response ids carry the request id (false for peers that rewrite ids). */
   readonly checkIds: boolean;
+  /** Token-shaped requests; when set, `promptBytes` is not used. */
+  readonly shape?: RequestShape;
 }
 
 /** Fixed concurrency (each worker sends its next request when the last finished), or a fixed arrival rate. */
@@ -92,12 +128,30 @@ export interface LoadResult {
   readonly sendLag: HistogramSnapshot;
   /** Successful completions per second of the run, warm-up included (index = second since start). */
   readonly timeline: readonly number[];
+  /** The rest of each second of `timeline`: failures, output tokens, TTFT and inter-token gaps of the requests that ended in it. */
+  readonly seconds: readonly SecondStats[];
+  /** Token counts of the measured successful requests. */
+  readonly tokens: TokenCounts;
   /** Length of the measured window (ms). */
   readonly windowMs: number;
   /** Share of one core this generator process used over the run (0-1). */
   readonly cpuShare: number;
   /** The generator's own event-loop delay p99 (ms): high values mean the generator, not the target, was slow. */
   readonly loopDelayP99Ms: number;
+}
+
+/** Token counts of successful requests. */
+export interface TokenCounts {
+  /** Output tokens per request: as the answer's `usage` reported them, else counted (a streamed content event each, ~4 characters each when not streamed). */
+  readonly output: HistogramSnapshot;
+  /** Requests whose output count came from a `usage` report. */
+  readonly fromUsage: number;
+  /** Prompt tokens per request as `usage` reported them (requests without a report are left out). */
+  readonly prompt: HistogramSnapshot;
+  /** Sum of the `max_tokens` asked for (shaped requests; 0 otherwise). */
+  readonly askedOutput: number;
+  /** Sum of the prompt tokens sent, history included, at ~4 characters a token (shaped requests; 0 otherwise). */
+  readonly askedPrompt: number;
 }
 
 /** Live counters a generator reports about once a second. */

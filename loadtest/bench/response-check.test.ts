@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkJsonResponse, StreamCheck, type Expectation } from './response-check.ts';
+import { checkJsonResponse, readJsonResponse, StreamCheck, type Expectation } from './response-check.ts';
 
 const TOOLS: Expectation = { toolCall: true, idSuffix: 'req-1' };
 
@@ -79,4 +79,31 @@ test('the id check is a suffix match, so request 1 cannot pass for request 12', 
   const text = `${event({ id: 'chatcmpl-run-12', choices: [{ delta: { content: 'a' } }] })}data: [DONE]\n\n`;
   assert.match(check(text, { toolCall: false, idSuffix: 'run-1' }).problem ?? 'passed', /interleaved/);
   assert.equal(check(text, { toolCall: false, idSuffix: 'run-12' }).problem, undefined);
+});
+
+test('usage and text: the usage chunk of a stream (no choices) is read, and the content kept only when asked', () => {
+  const text = [
+    event({ id: 'chatcmpl-req-1', choices: [{ delta: { role: 'assistant', content: '' } }] }),
+    event({ id: 'chatcmpl-req-1', choices: [{ delta: { content: 'Grüezi ' } }] }),
+    event({ id: 'chatcmpl-req-1', choices: [{ delta: { content: 'mitenand' } }] }),
+    event({ id: 'chatcmpl-req-1', choices: [{ delta: {}, finish_reason: 'length' }] }),
+    event({ id: 'chatcmpl-req-1', choices: [], usage: { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 } }),
+    'data: [DONE]\n\n',
+  ].join('');
+  const kept = check(text, { toolCall: false, idSuffix: 'req-1', keepText: true }, [9, 40, 41]);
+  assert.equal(kept.problem, undefined);
+  assert.equal(kept.events, 2);
+  assert.deepEqual(kept.usage, { promptTokens: 12, completionTokens: 2 });
+  assert.equal(kept.text, 'Grüezi mitenand');
+  assert.equal(check(text, { toolCall: false, idSuffix: 'req-1' }).text, undefined);
+  assert.equal(check(`${event({ id: 'x', choices: [{ text: 'a' }] })}data: [DONE]\n\n`, { toolCall: false, idSuffix: undefined }).usage, undefined);
+});
+
+test('non-streamed bodies: usage and the generated text are read beside the check', () => {
+  const chat = readJsonResponse(JSON.stringify({ id: 'chatcmpl-req-1', choices: [{ message: { content: 'hello' } }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { toolCall: false, idSuffix: 'req-1' });
+  assert.deepEqual(chat, { problem: undefined, usage: { promptTokens: 3, completionTokens: 1 }, text: 'hello' });
+  const completion = readJsonResponse(JSON.stringify({ id: 'cmpl-req-1', choices: [{ text: 'once' }] }), { toolCall: false, idSuffix: 'req-2' });
+  assert.match(completion.problem ?? 'passed', /does not belong/);
+  assert.equal(completion.text, 'once');
+  assert.equal(completion.usage, undefined);
 });

@@ -6,7 +6,11 @@
  * each tool call must reassemble into JSON arguments with a function name.
  *
  * The stream checker is fed chunks as they arrive and timestamps each event,
- * which is where time to first token and inter-token latency come from.
+ * which is where time to first token and inter-token latency come from. Both
+ * checkers also read the token counts an answer reports (`usage`, in a
+ * stream's last chunk when the request asked with
+ * `stream_options.include_usage`) and, when asked, keep the generated text a
+ * multi-turn client resends as the assistant's turn.
  */
 
 /** What was expected of one response. */
@@ -19,6 +23,14 @@ export interface Expectation {
    * request 12). Undefined skips the check, for peers that rewrite ids.
    */
   readonly idSuffix: string | undefined;
+  /** Keep the generated text (content only), for a client that resends it as history. */
+  readonly keepText?: boolean;
+}
+
+/** Token counts an answer reported in its `usage`. */
+export interface ReportedUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
 }
 
 /** Timing and outcome of one checked stream. */
@@ -31,6 +43,10 @@ export interface StreamVerdict {
   readonly tokenGaps: number[];
   /** Content events seen. */
   readonly events: number;
+  /** The last `usage` the stream carried, if any. */
+  readonly usage: ReportedUsage | undefined;
+  /** The generated text, when {@link Expectation.keepText} asked for it. */
+  readonly text: string | undefined;
 }
 
 interface ToolCallParts {
@@ -51,9 +67,12 @@ export class StreamCheck {
   #lastTokenAt: number | undefined;
   readonly #gaps: number[] = [];
   readonly #toolCalls = new Map<number, ToolCallParts>();
+  #usage: ReportedUsage | undefined;
+  #text: string | undefined;
 
   constructor(expect: Expectation) {
     this.#expect = expect;
+    if (expect.keepText === true) this.#text = '';
   }
 
   /** Feeds the next body chunk, received at `now`. */
@@ -77,7 +96,7 @@ export class StreamCheck {
       else if (this.#expect.toolCall && this.#toolCalls.size === 0) this.#fail('no tool call in a response to a request that offered tools');
       else for (const [index, call] of this.#toolCalls) this.#checkToolCall(index, call);
     }
-    return { problem: this.#problem, firstTokenAt: this.#firstTokenAt, tokenGaps: this.#gaps, events: this.#events };
+    return { problem: this.#problem, firstTokenAt: this.#firstTokenAt, tokenGaps: this.#gaps, events: this.#events, usage: this.#usage, text: this.#text };
   }
 
   #fail(problem: string): void {
@@ -101,17 +120,22 @@ export class StreamCheck {
     } catch {
       return this.#fail(`event is not JSON: ${JSON.stringify(payload.slice(0, 80))}`);
     }
-    const event = parsed as { id?: unknown; error?: unknown; choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown }[] };
+    const event = parsed as { id?: unknown; error?: unknown; usage?: unknown; choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown }[] };
     if (event.error !== undefined) return this.#fail(`error event: ${JSON.stringify(event.error).slice(0, 120)}`);
     if (this.#expect.idSuffix !== undefined && (typeof event.id !== 'string' || !event.id.endsWith(this.#expect.idSuffix))) {
       return this.#fail(`event id ${JSON.stringify(event.id)} does not belong to request ${this.#expect.idSuffix} (interleaved)`);
     }
+    this.#usage = reportedUsage(event.usage) ?? this.#usage;
     const choice = event.choices?.[0];
     if (choice === undefined) return;
     const delta = choice.delta;
     let content = typeof choice.text === 'string' && choice.text !== '';
+    if (content && this.#text !== undefined) this.#text += choice.text as string;
     if (delta !== undefined) {
-      if (typeof delta.content === 'string' && delta.content !== '') content = true;
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        content = true;
+        if (this.#text !== undefined) this.#text += delta.content;
+      }
       if (Array.isArray(delta.tool_calls)) {
         content = true;
         for (const part of delta.tool_calls as { index?: unknown; function?: { name?: unknown; arguments?: unknown } }[]) this.#toolCallPart(part);
@@ -142,29 +166,51 @@ export class StreamCheck {
   }
 }
 
-/** Checks a non-streamed chat or completion body; returns the problem, or undefined when it is well-formed. */
-export function checkJsonResponse(body: string, expect: Expectation): string | undefined {
-  let parsed: { id?: unknown; choices?: { message?: { tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] }; text?: unknown }[] };
+/** The `usage` object's counts, when it has them. */
+function reportedUsage(usage: unknown): ReportedUsage | undefined {
+  const { prompt_tokens: promptTokens, completion_tokens: completionTokens } = (usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  return typeof promptTokens === 'number' && typeof completionTokens === 'number' ? { promptTokens, completionTokens } : undefined;
+}
+
+/** What a non-streamed answer held, besides being well-formed or not. */
+export interface JsonAnswer {
+  /** Undefined when the body is well-formed; otherwise the first problem found. */
+  readonly problem: string | undefined;
+  readonly usage: ReportedUsage | undefined;
+  /** The generated text (chat content or completion text; empty for tool calls). */
+  readonly text: string;
+}
+
+/** Checks a non-streamed chat or completion body and reads its usage and text. */
+export function readJsonResponse(body: string, expect: Expectation): JsonAnswer {
+  let parsed: { id?: unknown; usage?: unknown; choices?: { message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] }; text?: unknown }[] };
   try {
     parsed = JSON.parse(body) as typeof parsed;
   } catch {
-    return `body is not JSON: ${JSON.stringify(body.slice(0, 80))}`;
-  }
-  if (expect.idSuffix !== undefined && (typeof parsed.id !== 'string' || !parsed.id.endsWith(expect.idSuffix))) {
-    return `response id ${JSON.stringify(parsed.id)} does not belong to request ${expect.idSuffix}`;
+    return { problem: `body is not JSON: ${JSON.stringify(body.slice(0, 80))}`, usage: undefined, text: '' };
   }
   const choice = parsed.choices?.[0];
-  if (choice === undefined) return 'response has no choices';
-  if (!expect.toolCall) return undefined;
+  const content = choice?.message?.content ?? choice?.text;
+  const answer = (problem: string | undefined): JsonAnswer => ({ problem, usage: reportedUsage(parsed.usage), text: typeof content === 'string' ? content : '' });
+  if (expect.idSuffix !== undefined && (typeof parsed.id !== 'string' || !parsed.id.endsWith(expect.idSuffix))) {
+    return answer(`response id ${JSON.stringify(parsed.id)} does not belong to request ${expect.idSuffix}`);
+  }
+  if (choice === undefined) return answer('response has no choices');
+  if (!expect.toolCall) return answer(undefined);
   const calls = choice.message?.tool_calls;
-  if (!Array.isArray(calls) || calls.length === 0) return 'no tool call in a response to a request that offered tools';
+  if (!Array.isArray(calls) || calls.length === 0) return answer('no tool call in a response to a request that offered tools');
   for (const [index, call] of calls.entries()) {
-    if (typeof call.function?.name !== 'string' || call.function.name === '') return `tool call ${index} has no function name`;
+    if (typeof call.function?.name !== 'string' || call.function.name === '') return answer(`tool call ${index} has no function name`);
     try {
       JSON.parse(String(call.function.arguments));
     } catch {
-      return `tool call ${index} arguments do not parse as JSON`;
+      return answer(`tool call ${index} arguments do not parse as JSON`);
     }
   }
-  return undefined;
+  return answer(undefined);
+}
+
+/** Checks a non-streamed chat or completion body; returns the problem, or undefined when it is well-formed. */
+export function checkJsonResponse(body: string, expect: Expectation): string | undefined {
+  return readJsonResponse(body, expect).problem;
 }

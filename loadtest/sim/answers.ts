@@ -6,6 +6,23 @@
 import { renderToolCalls } from './chat-template.ts';
 import { fragments, sseEvent, tokenText, toolArguments } from './content.ts';
 import type { SimKnobs } from './knobs.ts';
+import type { Usage } from './token-budget.ts';
+
+/**
+ * How an answer ends: whether the request's token limit cut it (finish_reason
+ * `length` instead of `stop`) and the usage it reports. A stream carries its
+ * usage in a last chunk with no choices, only when the request asked for it
+ * (`stream_options.include_usage`), as vLLM and OpenAI send it.
+ */
+export interface AnswerEnding {
+  readonly cut: boolean;
+  readonly usage: Usage | undefined;
+}
+
+/** The usage of answers built without an ending: the simulator's fixed 8-token prompt. */
+function defaultUsage(knobs: SimKnobs): Usage {
+  return { prompt_tokens: 8, completion_tokens: knobs.outputTokens, total_tokens: 8 + knobs.outputTokens };
+}
 
 /**
  * The names of the tools a chat request offers (function tools, in order;
@@ -59,7 +76,7 @@ function created(): number {
  * call by call, as a parallel decoder sends them: the order in which a
  * client that accumulates by position instead of by `index` mixes them up.
  */
-export function chatEvents(model: string, id: string, knobs: SimKnobs, tools: readonly string[] | undefined, seed: number): string[] {
+export function chatEvents(model: string, id: string, knobs: SimKnobs, tools: readonly string[] | undefined, seed: number, ending?: AnswerEnding): string[] {
   const base = { id, object: 'chat.completion.chunk', created: created(), model };
   const chunk = (delta: unknown, finish: string | null) => sseEvent({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
   const events = [chunk({ role: 'assistant', content: '' }, null)];
@@ -75,23 +92,25 @@ export function chatEvents(model: string, id: string, knobs: SimKnobs, tools: re
     events.push(chunk({}, 'tool_calls'));
   } else {
     for (let i = 0; i < knobs.outputTokens; i++) events.push(chunk({ content: tokenText(i) }, null));
-    events.push(chunk({}, 'stop'));
+    events.push(chunk({}, ending?.cut === true ? 'length' : 'stop'));
   }
+  if (ending?.usage !== undefined) events.push(sseEvent({ ...base, choices: [], usage: ending.usage }));
   return events;
 }
 
 /** The SSE events of a streamed completion: one per token, then a final `length` event. */
-export function completionEvents(model: string, id: string, knobs: SimKnobs): string[] {
-  const event = (text: string, finish: string | null) =>
-    sseEvent({ id, object: 'text_completion', created: created(), model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] });
+export function completionEvents(model: string, id: string, knobs: SimKnobs, ending?: AnswerEnding): string[] {
+  const base = { id, object: 'text_completion', created: created(), model };
+  const event = (text: string, finish: string | null) => sseEvent({ ...base, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] });
   const events: string[] = [];
   for (let i = 0; i < knobs.outputTokens; i++) events.push(event(tokenText(i), null));
   events.push(event('', 'length'));
+  if (ending?.usage !== undefined) events.push(sseEvent({ ...base, choices: [], usage: ending.usage }));
   return events;
 }
 
 /** A non-streamed chat answer, `usage` included. */
-export function chatCompletion(model: string, id: string, knobs: SimKnobs, tools: readonly string[] | undefined, seed: number): unknown {
+export function chatCompletion(model: string, id: string, knobs: SimKnobs, tools: readonly string[] | undefined, seed: number, ending?: AnswerEnding): unknown {
   let text = '';
   for (let i = 0; i < knobs.outputTokens; i++) text += tokenText(i);
   const message =
@@ -103,14 +122,14 @@ export function chatCompletion(model: string, id: string, knobs: SimKnobs, tools
     object: 'chat.completion',
     created: created(),
     model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: tools !== undefined ? 'tool_calls' : 'stop' }],
-    usage: { prompt_tokens: 8, completion_tokens: knobs.outputTokens, total_tokens: 8 + knobs.outputTokens },
+    choices: [{ index: 0, message, logprobs: null, finish_reason: tools !== undefined ? 'tool_calls' : ending?.cut === true ? 'length' : 'stop' }],
+    usage: ending?.usage ?? defaultUsage(knobs),
   };
 }
 
-/** A non-streamed completion answer. */
-export function textCompletion(model: string, id: string, knobs: SimKnobs): unknown {
+/** A non-streamed completion answer, `usage` included. */
+export function textCompletion(model: string, id: string, knobs: SimKnobs, ending?: AnswerEnding): unknown {
   let text = '';
   for (let i = 0; i < knobs.outputTokens; i++) text += tokenText(i);
-  return { id, object: 'text_completion', created: created(), model, choices: [{ index: 0, text, logprobs: null, finish_reason: 'length' }] };
+  return { id, object: 'text_completion', created: created(), model, choices: [{ index: 0, text, logprobs: null, finish_reason: 'length' }], usage: ending?.usage ?? defaultUsage(knobs) };
 }

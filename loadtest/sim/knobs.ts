@@ -14,7 +14,11 @@ export interface SimKnobs {
   ttftMs: number;
   /** Inter-token latency (ms). */
   itlMs: number;
-  /** Output tokens per response. */
+  /**
+   * Output tokens per response when it ends on its own (the model's end of
+   * sequence): a request's `max_tokens` cuts it shorter, and with
+   * `ignore_eos: true` sets it (loadtest/sim/token-budget.ts).
+   */
   outputTokens: number;
   /** Tool-call argument size when the request offers tools (bytes). */
   toolArgsBytes: number;

@@ -3,6 +3,9 @@
  * and completions (streamed and not, tool calls included), embeddings,
  * `/v1/models`, `/health`, `/metrics` in vLLM's format, a bounded number of
  * running sequences with a visible waiting queue, and faults on demand.
+ * Chat and completion answers honour `max_tokens` and vLLM's `ignore_eos`
+ * and report `usage` (in a last chunk when a stream asks with
+ * `stream_options.include_usage`; token-budget.ts).
  * `POST /v1/responses` is a text-only Responses API with stored responses
  * and `previous_response_id` (response-store.ts), answered under the same
  * knobs, batch slots and prefix-cache models as chat.
@@ -26,7 +29,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { TOKEN_BYTES } from './block-hash.ts';
-import { chatCompletion, chatEvents, completionEvents, generatedText, offeredTools, textCompletion } from './answers.ts';
+import { chatCompletion, chatEvents, completionEvents, generatedText, offeredTools, textCompletion, type AnswerEnding } from './answers.ts';
 import { SSE_DONE } from './content.ts';
 import { EngineKv, type KvAdmission } from './engine-kv.ts';
 import { EngineLora } from './engine-lora.ts';
@@ -39,6 +42,7 @@ import { seededRng } from './random.ts';
 import { responseEvents, responseObject, type ResponseFacts } from './response-answers.ts';
 import { DEFAULT_STORED_RESPONSES, ResponseStore, type ResponseTurn } from './response-store.ts';
 import { SeqScheduler } from './scheduler.ts';
+import { answerLength, promptTokens, usageOf, wantsStreamUsage } from './token-budget.ts';
 import type { SimTracing } from './otlp-spans.ts';
 
 /** What the simulator received for one request id. */
@@ -362,14 +366,20 @@ export class EngineSimulator {
       // A Responses API prompt is its chat messages, history included: the template and caches see a chat body.
       const prompt = response?.prompt ?? payload;
       if (this.#kv === undefined) this.#prefixCache.lookup(promptBlocks(prompt));
+      // max_tokens and ignore_eos set the answer's length (chat and completions; the Responses API keeps the knob's).
+      const length = response === undefined ? answerLength(knobs.outputTokens, payload) : { tokens: knobs.outputTokens, cut: false };
+      const answerKnobs = length.tokens === knobs.outputTokens ? knobs : { ...knobs, outputTokens: length.tokens };
       // Room for the output is reserved up front; its size hardly depends on the seed.
-      const outputTokens = this.#kv === undefined ? 0 : Math.ceil(Buffer.byteLength(generatedText(knobs, tools, this.#requests)) / TOKEN_BYTES);
+      const outputTokens = this.#kv === undefined ? 0 : Math.ceil(Buffer.byteLength(generatedText(answerKnobs, tools, this.#requests)) / TOKEN_BYTES);
       admission = this.#kv?.admit(prompt, knobs.prefillTps, outputTokens);
       let output: string | undefined;
       try {
         const answer = response === undefined ? undefined : responseFacts(model, response, admission);
-        const turn: Turn = { model, chat, tools, stream: response?.stream ?? payload['stream'] === true, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, acceptedAt, started, prefillMs: (admission?.prefillMs ?? 0) + loadMs, response: answer };
-        output = await this.#complete(res, writer, turn, knobs, gone, finish);
+        const stream = response?.stream ?? payload['stream'] === true;
+        // Counted only when reported: a non-streamed answer always carries usage, a stream when asked for it.
+        const usage = response === undefined && (!stream || wantsStreamUsage(payload)) ? usageOf(admission?.promptTokens ?? promptTokens(payload), length.tokens) : undefined;
+        const turn: Turn = { model, chat, tools, stream, id: `${chat ? 'chatcmpl' : 'cmpl'}-${requestId ?? this.#requests}`, acceptedAt, started, prefillMs: (admission?.prefillMs ?? 0) + loadMs, response: answer, ending: { cut: length.cut, usage } };
+        output = await this.#complete(res, writer, turn, answerKnobs, gone, finish);
       } finally {
         if (admission !== undefined) this.#kv?.finish(admission, output);
       }
@@ -398,7 +408,7 @@ export class EngineSimulator {
    * the assistant's turn), or undefined when the answer did not finish.
    */
   async #complete(res: ServerResponse, writer: ResponseWriter, turn: Turn, knobs: SimKnobs, gone: AbortSignal, finish: (status: number) => void): Promise<string | undefined> {
-    const { model, chat, tools, id, started, prefillMs } = turn;
+    const { model, chat, tools, id, started, prefillMs, ending } = turn;
     if (turn.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
       const streamed = turn.response === undefined ? undefined : responseEvents(turn.response, knobs);
@@ -408,7 +418,7 @@ export class EngineSimulator {
       this.#ttft.observe((performance.now() - started) / 1000);
       this.#observeEngineTtft(performance.now() - turn.acceptedAt);
       const seed = this.#requests;
-      const events = streamed?.steps ?? (chat ? chatEvents(model, id, knobs, tools, seed) : completionEvents(model, id, knobs));
+      const events = streamed?.steps ?? (chat ? chatEvents(model, id, knobs, tools, seed, ending) : completionEvents(model, id, knobs, ending));
       for (let i = 0; i < events.length && !writer.dead; i++) {
         if (i > 0 && knobs.itlMs > 0) await sleep(knobs.itlMs, gone);
         await writer.write(events[i] as string);
@@ -426,7 +436,7 @@ export class EngineSimulator {
     this.#ttft.observe((prefillMs + knobs.ttftMs) / 1000);
     this.#observeEngineTtft(started - turn.acceptedAt + prefillMs + knobs.ttftMs);
     const seed = this.#requests;
-    const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(model, id, knobs, tools, seed) : textCompletion(model, id, knobs);
+    const body = turn.response !== undefined ? responseObject(turn.response, knobs, 'completed') : chat ? chatCompletion(model, id, knobs, tools, seed, ending) : textCompletion(model, id, knobs, ending);
     const text = JSON.stringify(body);
     res.writeHead(200, jsonHeaders(text));
     await writer.write(text); // with splitting, the tail follows in a second write
@@ -463,6 +473,8 @@ interface Turn {
   readonly prefillMs: number;
   /** A Responses API answer instead of chat or completion. */
   readonly response?: ResponseFacts | undefined;
+  /** Chat and completions: the finish reason and the usage reported. */
+  readonly ending?: AnswerEnding;
 }
 
 /** What a Responses API answer reports: the prompt's tokens from the KV-block model, else estimated from its messages. */

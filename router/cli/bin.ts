@@ -2,13 +2,14 @@
 /**
  * The `switchyard` command: `serve` runs the router, `check-config`
  * validates a configuration and prints it, `status` shows the fleet as a
- * router sees it, `sim` the engine simulator,
- * `check` the image's smoke test (the Helm chart's test hook).
+ * router sees it, `sim` the engine simulator, `bench load` load against a
+ * deployment, `check` the image's smoke test (the Helm chart's test hook).
  * The benchmark scenarios are not part of the command: they compare the
  * router with its peers from a checkout (`npm run bench`), and the shipped
  * CLI never loads them.
  */
 import { closest } from '../config/did-you-mean.ts';
+import { bench } from './bench.ts';
 import { check } from './check.ts';
 import { checkConfig } from './check-config.ts';
 import { serve } from './serve.ts';
@@ -25,12 +26,14 @@ Commands:
   status         the fleet as a router sees it, from its admin port
                  (switchyard status --help)
   sim            run the engine simulator (switchyard sim --help)
+  bench load     send load to a deployment and report latency, throughput and errors
+                 (switchyard bench --help)
   check          GET URLs, exit 0 only if all answer 2xx (switchyard check --help)
 
   --version      print the version
 `;
 
-const COMMANDS = ['serve', 'check-config', 'status', 'sim', 'check'];
+const COMMANDS = ['serve', 'check-config', 'status', 'sim', 'bench', 'check'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -41,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       return status(rest);
     case 'sim':
       return sim(rest);
+    case 'bench':
+      return bench(rest);
     case 'check':
       return check(rest);
     case 'check-config':
