@@ -58,8 +58,9 @@ export interface LoadInputs {
 
 /**
  * Work the engine holds now, as best the router can tell: with a fresh
- * scrape, `max(0, waiting + running − done + others' change) + sent`;
- * without one, the in-flight count of this replica plus the others'.
+ * scrape, `max(0, waiting + running − done + others' change) + sent`, and
+ * never less than what the replicas have open; without one, the in-flight
+ * count of this replica plus the others'.
  *
  * Without shared state but with the replica count known, the replicas this
  * one cannot see are taken to mirror it (see {@link LoadInputs.unseenReplicas}).
