@@ -62,5 +62,11 @@ unshare -m --propagation private bash -euo pipefail -c '
       "
 ' 2>&1 | tee "$root/log"
 status=${PIPESTATUS[0]}
+# The caller may take the node_modules this run installed (the same `npm ci` from the same lockfile)
+# instead of installing again: BARE_HAND_OVER_NODE_MODULES names where they go.
+if [ "$status" = 0 ] && [ -n "${BARE_HAND_OVER_NODE_MODULES:-}" ] && [ ! -e "$BARE_HAND_OVER_NODE_MODULES" ]; then
+  mv "$root/checkout/node_modules" "$BARE_HAND_OVER_NODE_MODULES"
+  chown -R 0:0 "$BARE_HAND_OVER_NODE_MODULES"
+fi
 echo "bare machine: $(grep -E '^ℹ (tests|pass|fail|cancelled|skipped) ' "$root/log" | tail -5 | sed 's/^ℹ //' | paste -sd, | sed 's/,/, /g'), exit $status"
 exit "$status"

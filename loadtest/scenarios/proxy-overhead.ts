@@ -74,7 +74,8 @@ export async function proxyOverhead(argv: readonly string[]): Promise<number> {
   const clientCore = pinned ? 1 : undefined;
   const generators = { processes: options.generators || 1, quiet: options.quiet, ...(clientCore === undefined ? {} : { core: clientCore }) };
 
-  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off', routerNodeArgs: cpuProfileArgs(options.extra['cpu-prof']), before: routerCheckout(options.extra['before']) };
+  // A smoke run checks switchyard's correctness; the peer router would add only time.
+  const compared = { ...(systemCore === undefined ? {} : { core: systemCore }), peer: options.extra['peer'] !== 'off' && !options.smoke, routerNodeArgs: cpuProfileArgs(options.extra['cpu-prof']), before: routerCheckout(options.extra['before']) };
   const prime = async (over: readonly System[]) => {
     for (const system of over) {
       await measure(system, { request: SMALL, mode: { kind: 'closed', concurrency: 32 }, warmupMs: 0, durationMs: plan.primeMs, idPrefix: `${system.name}-prime`, seed: 0 }, generators, 'priming (not reported)');
