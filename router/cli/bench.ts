@@ -7,7 +7,7 @@
  * forwarder and itself) are not part of the CLI or the image: they run from
  * a checkout.
  */
-import { closest } from '../config/did-you-mean.ts';
+import { unknownNameMessage } from '../config/did-you-mean.ts';
 import { VERSION } from '../version.ts';
 
 const USAGE = `Usage: switchyard bench <subcommand> [options]
@@ -37,8 +37,7 @@ export async function bench(argv: readonly string[]): Promise<number> {
       console.log(USAGE);
       return 0;
     default: {
-      const suggestion = closest(subcommand, SUBCOMMANDS);
-      console.error(`switchyard bench: unknown subcommand ${JSON.stringify(subcommand)}${suggestion === undefined ? '' : `; did you mean ${suggestion}?`} (see switchyard bench --help)`);
+      console.error(unknownNameMessage('switchyard bench: unknown subcommand', subcommand, SUBCOMMANDS, 'switchyard bench --help'));
       return 2;
     }
   }

@@ -8,7 +8,7 @@
  * router with its peers from a checkout (`npm run bench`), and the shipped
  * CLI never loads them.
  */
-import { closest } from '../config/did-you-mean.ts';
+import { unknownNameMessage } from '../config/did-you-mean.ts';
 import { bench } from './bench.ts';
 import { check } from './check.ts';
 import { checkConfig } from './check-config.ts';
@@ -60,8 +60,7 @@ async function main(argv: string[]): Promise<number> {
       console.log(USAGE);
       return 0;
     default: {
-      const suggestion = closest(command, COMMANDS);
-      console.error(`switchyard: unknown command ${JSON.stringify(command)}${suggestion === undefined ? '' : `; did you mean ${suggestion}?`} (see switchyard --help)`);
+      console.error(unknownNameMessage('switchyard: unknown command', command, COMMANDS, 'switchyard --help'));
       return 2;
     }
   }

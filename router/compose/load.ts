@@ -33,6 +33,7 @@ export function buildLoad(config: Config, env: Environment, logger: Logger): Loa
     safeStart: { ...config.load.safeStart, queueBudget: config.admission.maxWaiting ?? 1, replicas },
     replicas,
     queueWaitsElsewhere: waitsForAdapterSlot,
+    fleetMirroring: config.admission.maxWaiting === undefined ? 'burst' : 'always',
   });
   return { replicas, replicaWatch: watch, view };
 }

@@ -53,3 +53,13 @@ export function closest(name: string, candidates: readonly string[]): string | u
   const lower = name.toLowerCase();
   return candidates.find((candidate) => candidate.length >= 4 && lower.length >= 4 && (candidate.toLowerCase().includes(lower) || lower.includes(candidate.toLowerCase())));
 }
+
+/**
+ * The refusal of an unknown command-line word: `<what> "<name>"`, the
+ * nearest of `candidates` when one is near ({@link closest}), and where to
+ * look (`(see <help>)`).
+ */
+export function unknownNameMessage(what: string, name: string, candidates: readonly string[], help: string): string {
+  const suggestion = closest(name, candidates);
+  return `${what} ${JSON.stringify(name)}${suggestion === undefined ? '' : `; did you mean ${suggestion}?`} (see ${help})`;
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { BURST_RISE } from './derived-load.ts';
 import { EndpointState } from './endpoint-state.ts';
 import type { LoadClockAndSettings } from './load-clock.ts';
 
@@ -46,6 +47,18 @@ describe('the derived-load memo sees a change in every part it reads, within one
     assert.equal(state.loadScore, (3 + 4) / 20, 'the next read replaces the guess with what they published');
     for (const token of tokens) state.settle(token, view.now, undefined, noneEjected);
     assert.equal(state.loadScore, 0, 'and requests finishing here are taken to finish there too (never below nothing)');
+  });
+
+  it('with mirroring in bursts only, takes the others to send as this replica does once it opened BURST_RISE since the read', () => {
+    const view = { ...clock(), fleetMirroring: 'burst' as const };
+    const state = new EndpointState({ ...endpoint, capacity: 8 }, view);
+    state.fleetInFlight(6, 2);
+    const first = state.begin();
+    assert.deepEqual([state.loadScore, state.queuedBySend], [7 / 8, 0], 'one sent since the read: steady, the others send on their own and the last slot is free');
+    for (let sent = 1; sent < BURST_RISE; sent++) state.begin();
+    assert.deepEqual([state.loadScore, state.queuedBySend], [(BURST_RISE * 3 + 6) / 8, 3], `${BURST_RISE} opened since the read: a burst, each other replica is taken to have opened as many and to mirror the next send`);
+    state.settle(first, view.now, undefined, noneEjected);
+    assert.deepEqual([state.loadScore, state.queuedBySend], [(BURST_RISE - 1 + 6) / 8, 0], 'one finished: steady again');
   });
 
   it('recomputes when a scrape arrives, when a request settles, and when the scrape goes stale', () => {

@@ -12,6 +12,20 @@ import type { LoadClockAndSettings } from './load-clock.ts';
 import { estimatedWaiting, loadScore, outstanding, queuedBySend, type LoadInputs } from './load-formulas.ts';
 import type { ReportedLoad } from './reported-load.ts';
 
+/**
+ * Requests this replica must have opened to an engine since the last fleet
+ * read to be in a burst, where the other replicas are taken to be sending
+ * there as it does (with `load` FleetMirroring `burst`). Replicas behind one
+ * Service get a burst in the same milliseconds, each seeing the same room
+ * until the next read (a publish interval later) shows the others' sends.
+ * In a steady stream a replica opens one request at an engine between
+ * reads, or none, and the read already holds what the others have open:
+ * mirroring every send there held each engine two slots short with three
+ * replicas, and the routers queued what the engines could have run
+ * (least-load at 85%: TTFT p99 875 ms against one router's 103).
+ */
+export const BURST_RISE = 2;
+
 /** One endpoint's derived-load memo over its identity, ledger and reported load, which it only reads. */
 export class DerivedLoad {
   readonly #identity: EndpointIdentity;
@@ -78,9 +92,12 @@ export class DerivedLoad {
     inputs.inFlight = ledger.inFlight;
     inputs.othersInFlight = reported.othersInFlight;
     inputs.othersAtScrape = reported.othersAtScrape;
-    // Between fleet reads the others are taken to change as this replica does (see LoadInputs.othersDrift).
-    inputs.mirroringOthers = reported.fleetHeld ? reported.otherReplicas : 0;
-    inputs.othersDrift = inputs.mirroringOthers * (ledger.inFlight - reported.ownAtFleetRead);
+    // Between fleet reads the others are taken to send as this replica does (see LoadInputs.othersDrift):
+    // always, or in a burst the read has not shown (FleetMirroring).
+    const rise = ledger.inFlight - reported.ownAtFleetRead;
+    const mirrored = reported.fleetHeld && (this.#view.fleetMirroring !== 'burst' || rise >= BURST_RISE);
+    inputs.mirroringOthers = mirrored ? reported.otherReplicas : 0;
+    inputs.othersDrift = inputs.mirroringOthers * rise;
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
     const work = outstanding(inputs);

@@ -22,4 +22,18 @@ export interface LoadClockAndSettings {
   readonly replicas?: ReplicaCountReader | undefined;
   /** Outlier ejection tuning. */
   readonly ejection: EjectionSettings;
+  /** When the other replicas are taken to send as this one does between fleet reads (see {@link FleetMirroring}); absent: `always`. */
+  readonly fleetMirroring?: FleetMirroring | undefined;
 }
+
+/**
+ * When a replica takes the others to send as it does between fleet reads:
+ * `always`, or only in a `burst` the read has not shown
+ * (router/load/derived-load.ts `BURST_RISE`). A configured
+ * `admission.maxWaiting` is a bound the fleet keeps at every engine, so it
+ * is `always`; each engine's adaptive allowance is the queue that keeps its
+ * slots busy between refills, and there `burst`: in a steady stream the read
+ * already holds what the others have open, and mirroring every send held
+ * each engine two slots short.
+ */
+export type FleetMirroring = 'always' | 'burst';

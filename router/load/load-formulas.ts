@@ -36,14 +36,20 @@ export interface LoadInputs {
   readonly othersAtScrape: number;
   /**
    * The other replicas' change in open requests since {@link othersInFlight}
-   * was read, taken to mirror this replica's: their number × this replica's
-   * own change since that read (0 without shared state). Replicas behind one
-   * Service get the same burst in the same milliseconds, and a fleet read
-   * is a publish interval old: without this, each replica spends the
-   * engine's room alone until the next read shows the others' sends.
+   * was read, taken to mirror this replica's in a burst:
+   * {@link mirroringOthers} × this replica's own change since that read.
+   * Replicas behind one Service get the same burst in the same
+   * milliseconds, and a fleet read is a publish interval old: without this,
+   * each replica spends the engine's room alone until the next read shows
+   * the others' sends.
    */
   readonly othersDrift?: number;
-  /** The other replicas {@link othersDrift} takes to mirror this one (their number while shared state holds their counts; 0 otherwise). */
+  /**
+   * The other replicas {@link othersDrift} takes to mirror this one: their
+   * number while shared state holds their counts and this replica is in a
+   * burst the read has not shown (router/load/derived-load.ts `BURST_RISE`);
+   * 0 otherwise.
+   */
   readonly mirroringOthers?: number;
   /** Max concurrent sequences, when known (configured, annotated, or learned at saturation). */
   readonly capacity: number | undefined;

@@ -9,7 +9,7 @@ import type { EjectionSettings } from './ejection.ts';
 import type { EndpointAttributes } from './endpoint-attributes.ts';
 import { EndpointState } from './endpoint-state.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
-import type { LoadClockAndSettings } from './load-clock.ts';
+import type { FleetMirroring, LoadClockAndSettings } from './load-clock.ts';
 import type { ReplicaCountReader } from './replica-count.ts';
 import type { FleetSafeStartRecord, SafeStartSettings } from './safe-start.ts';
 import type { UpstreamFailureKind } from './upstream-failure-kinds.ts';
@@ -32,6 +32,8 @@ export interface LoadSettings {
    * measure of the engine's capacity. Absent: every queue is a full batch's.
    */
   readonly queueWaitsElsewhere?: ((attributes: EndpointAttributes) => boolean) | undefined;
+  /** See {@link FleetMirroring}; absent: `always`. */
+  readonly fleetMirroring?: FleetMirroring;
 }
 
 /** Receives ejection events (for logs and metrics). */
@@ -59,7 +61,7 @@ export class LoadView {
   #version = 0;
   #synced = false;
   readonly #queueWaitsElsewhere: LoadSettings['queueWaitsElsewhere'];
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings };
+  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings; fleetMirroring: FleetMirroring | undefined };
   readonly #readClock: () => number;
   onEjection: EjectionListener | undefined;
   /**
@@ -86,7 +88,7 @@ export class LoadView {
   constructor(settings: LoadSettings, now: () => number = Date.now) {
     this.#readClock = now;
     this.#queueWaitsElsewhere = settings.queueWaitsElsewhere;
-    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, replicas: settings.replicas, ejection: settings.ejection };
+    this.#clock = { now: now(), maxScrapeAgeMs: settings.maxScrapeAgeMs, defaultCapacity: settings.defaultCapacity, safeStart: settings.safeStart, replicas: settings.replicas, ejection: settings.ejection, fleetMirroring: settings.fleetMirroring };
   }
 
   /** Time and settings the endpoint states derive their values from. */

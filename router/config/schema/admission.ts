@@ -9,7 +9,7 @@ export const admission = z
       .min(0)
       .optional()
       .describe(
-        "An endpoint is saturated when its estimated waiting requests reach this. Default: each engine's own allowance, bounded in time: what it drains while the router refills a freed slot (2 ms; 0 for engines draining under 500 requests a second, and until capacity and answer time are known; the router queue holds the rest).",
+        "An endpoint is saturated when its estimated waiting requests reach this. Default: each engine's own allowance, bounded in time: what it drains while the router refills a freed slot (2 ms; 0 for engines draining under 500 requests a second, and until capacity and answer time are known; the router queue holds the rest). Set, it is a bound replicas sharing Redis keep together: between fleet reads each takes the others to send as it does, not only in bursts.",
       ),
     kvCacheThreshold: z.number().min(0).max(1).default(0.9).describe('An endpoint is saturated when its KV-cache usage reaches this (0-1).'),
     maxInFlightPerEndpoint: z.number().int().min(0).default(0).describe('An endpoint is saturated when the router has this many requests open to it (0: off).'),
