@@ -40,7 +40,7 @@ export function buildCapacity(config: Config, view: LoadView, lagMonitor: EventL
     maxWaitMs: config.admission.queueMaxWaitMs,
     tenantShare: config.admission.tenantQueueShare,
   });
-  view.onLimitsRaised = () => queue.notify();
+  view.onRoomOpened = () => queue.notify();
   const fitted = fitToFileLimit(config.admission, { adminConnections: config.adminMaxConnections });
   return {
     fitted,

@@ -123,7 +123,8 @@ function admissionControl(config: Config, deps: RequestPathDeps, shedLog: ShedLo
     // Sustained or growing lag only: a one-off stall is over before its 429 would go out.
     gauges: () => ({ inFlight: capacity.openRequests.count, connections: capacity.connections.count, lagMs: capacity.lag.sustainedLagMs }),
     maxWaiting: config.admission.maxWaiting,
-    homeWaitMs: (engine) => homeWaitMs(engine, HOME_WAIT_SCRAPES * config.scrape.intervalMs),
+    // Another replica's freed slot shows at a fleet read: a publish interval old, read one later.
+    homeWaitMs: (engine) => homeWaitMs(engine, HOME_WAIT_SCRAPES * config.scrape.intervalMs, 2 * config.redis.publishIntervalMs),
     now: Date.now,
     observer: {
       shed: (reason, priority) => {
@@ -144,7 +145,7 @@ function forwarderFor(config: Config, deps: RequestPathDeps): Forwarder {
     dispatcher: capacity.upstream,
     load: {
       begin: (state) => view.begin(state),
-      // A limit that rises on a fast first byte wakes the queue (view.onLimitsRaised).
+      // A limit that rises on a fast first byte wakes the queue (view.onRoomOpened).
       firstByte: (state, token, ttfbMs) => view.firstByte(state, token, ttfbMs),
       settle: (state, token, failure, serviceMs) => view.settle(state, token, failure, serviceMs),
     },

@@ -227,11 +227,25 @@ describe('load view', () => {
     const view = new LoadView({ ...SETTINGS, safeStart: { enabled: true, initialLimit: 4, queueBudget: 1, ttfbTolerance: 2 } }, () => 1_000_000);
     view.update({ version: 1, endpoints: [endpoint('e1', ['m'])] });
     let raised = 0;
-    view.onLimitsRaised = () => raised++;
+    view.onRoomOpened = () => raised++;
     view.fleetSafeStart(new Map([['e1', { limits: 6, replicas: 2, learnedCapacity: undefined }]]));
     assert.equal(raised, 0, 'a share below its own limit (6 / 3 = 2) raises nothing');
     view.fleetSafeStart(new Map([['e1', { limits: 90, replicas: 2, learnedCapacity: undefined }]]));
     assert.deepEqual([raised, [...view.all()][0]?.concurrencyLimit], [1, 30]);
+  });
+
+  it('tells its listener when a fleet read shows the other replicas finished requests, so requests queued here take the room', () => {
+    const view = new LoadView(SETTINGS);
+    view.update({ version: 1, endpoints: [endpoint('e1', ['m'], { capacity: 4 }), endpoint('e2', ['m'], { capacity: 4 })] });
+    let opened = 0;
+    view.onRoomOpened = () => opened++;
+    view.fleetInFlight(new Map([['e1', 3], ['e2', 1]]), 2);
+    view.fleetInFlight(new Map([['e1', 3], ['e2', 1]]), 2);
+    assert.equal(opened, 0, 'the others opened requests, then nothing changed: no room');
+    view.fleetInFlight(new Map([['e1', 2], ['e2', 2]]), 2);
+    assert.equal(opened, 1, 'one finished at e1 (another opened at e2)');
+    view.fleetInFlight(new Map([['e2', 2]]), 2);
+    assert.equal(opened, 2, 'a read that no longer names e1: the others hold none there');
   });
 
   it('prefers configured capacity', () => {

@@ -71,13 +71,14 @@ export class LoadView {
    */
   onDeparture: DepartureListener | undefined;
   /**
-   * Hears that a safe-start limit rose between scrapes (a fast first byte,
-   * the fleet's record): requests queued for room may go now. Nothing else
-   * would wake them before a completion or a scrape (a joining replica held
-   * its share of a burst for ~500 ms, the time its engines took to finish
-   * their first streams).
+   * Hears that room may have opened between scrapes: a safe-start limit rose
+   * (a fast first byte, the fleet's record), or a fleet read shows the other
+   * replicas finished requests at an engine. Requests queued for room may go
+   * now. Nothing else would wake them before a completion of this replica's
+   * or a scrape (a joining replica held its share of a burst for ~500 ms,
+   * the time its engines took to finish their first streams).
    */
-  onLimitsRaised: (() => void) | undefined;
+  onRoomOpened: (() => void) | undefined;
   /**
    * Hears that a send used the whole safe-start limit of an endpoint since
    * its last scrape: the next scrape is the evidence the limit grows on, so
@@ -226,7 +227,7 @@ export class LoadView {
     state.firstByte(token, ttfbMs);
     // The safe start grew on a fast first byte: requests queued for room may go now, not at the
     // next completion, which for a stream can be a whole answer away.
-    if (limit !== undefined && state.concurrencyLimit !== limit) this.onLimitsRaised?.();
+    if (limit !== undefined && state.concurrencyLimit !== limit) this.onRoomOpened?.();
   }
 
   /**
@@ -248,10 +249,17 @@ export class LoadView {
    * goes back to this replica's own counts.
    */
   fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0): void {
+    let freed = false;
     for (const state of this.#states.values()) {
-      if (others === undefined) state.forgetFleet();
-      else state.fleetInFlight(others.get(state.id) ?? 0, otherReplicas);
+      if (others === undefined) {
+        state.forgetFleet();
+        continue;
+      }
+      const count = others.get(state.id) ?? 0;
+      if (count < state.othersInFlight) freed = true;
+      state.fleetInFlight(count, otherReplicas);
     }
+    if (freed) this.onRoomOpened?.();
   }
 
   /**
@@ -269,7 +277,7 @@ export class LoadView {
       state.shareSafeStart(record);
       if (before !== undefined && state.concurrencyLimit !== before) raised = true;
     }
-    if (raised) this.onLimitsRaised?.();
+    if (raised) this.onRoomOpened?.();
   }
 
   /** Endpoints ejected at `now`. */

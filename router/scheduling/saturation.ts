@@ -42,6 +42,8 @@ export interface SaturationInputs {
   readonly queueAllowance: number;
   /** Mean time (ms) to the engine's first byte from this replica, once seen; bounds the wait for its next free slot. */
   readonly firstByteMs?: number | undefined;
+  /** Requests the other replicas have open to the endpoint, as last read from the shared state (0 or absent without it). */
+  readonly othersInFlight?: number | undefined;
 }
 
 /**
@@ -85,13 +87,15 @@ export function homeRoom(endpoint: SaturationInputs, thresholds: SaturationThres
  * batch with no queue: about what the move would cost, the engine's mean
  * time to first byte (its prefill of the request; a moved conversation pays
  * at least that elsewhere), so a slot that frees within it keeps the cache
- * and one that does not costs the request no more than the move would. At
- * the safe start's burst bound, `boundWaitMs`: that bound rises at scrapes
- * that show room. Never more than `boundWaitMs`.
+ * and one that does not costs the request no more than the move would,
+ * plus `fleetLagMs` when other replicas hold slots there: a slot they free
+ * shows here only at a later fleet read. At the safe start's burst bound,
+ * `boundWaitMs`: that bound rises at scrapes that show room. Never more
+ * than `boundWaitMs`.
  */
-export function homeWaitMs(endpoint: Pick<SaturationInputs, 'queuedBySend' | 'burstBound' | 'firstByteMs'>, boundWaitMs: number): number {
+export function homeWaitMs(endpoint: Pick<SaturationInputs, 'queuedBySend' | 'burstBound' | 'firstByteMs' | 'othersInFlight'>, boundWaitMs: number, fleetLagMs = 0): number {
   if (endpoint.burstBound !== undefined || endpoint.queuedBySend === 0) return boundWaitMs;
-  return Math.min(boundWaitMs, endpoint.firstByteMs ?? 0);
+  return Math.min(boundWaitMs, (endpoint.firstByteMs ?? 0) + ((endpoint.othersInFlight ?? 0) > 0 ? fleetLagMs : 0));
 }
 
 /** Fails the saturation filter only because the batch is full: no queue shows, KV cache and the per-endpoint cap allow one more. */

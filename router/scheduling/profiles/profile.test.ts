@@ -146,6 +146,8 @@ describe('scheduling profile', () => {
       assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 5_000 }, 750), 750, 'never beyond the cap');
       assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: undefined }, 750), 0, 'no first byte seen: no wait');
       assert.equal(homeWaitMs({ queuedBySend: 0, burstBound: 5, firstByteMs: 40 }, 750), 750);
+      assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 40, othersInFlight: 0 }, 750, 100), 40, 'no other replica holds a slot there: no fleet lag');
+      assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 40, othersInFlight: 3 }, 750, 100), 140, 'a slot the others free shows a fleet read later');
     });
 
     it('does the same for a shared assignment and a pinned response', () => {
