@@ -234,8 +234,13 @@ describe('load view', () => {
     assert.deepEqual([raised, [...view.all()][0]?.concurrencyLimit], [1, 30]);
   });
 
-  it('tells its listener when a fleet read shows the other replicas finished requests, so requests queued here take the room', () => {
-    const view = new LoadView(SETTINGS);
+  it('tells its listener when a fleet read shows the other replicas finished requests, so requests queued here take the room (fleet mirrored in bursts)', () => {
+    const always = new LoadView(SETTINGS);
+    always.update({ version: 1, endpoints: [endpoint('e1', ['m'], { capacity: 4 })] });
+    always.onRoomOpened = () => assert.fail('under a configured bound a fleet read wakes nothing');
+    always.fleetInFlight(new Map([['e1', 3]]), 2);
+    always.fleetInFlight(new Map([['e1', 1]]), 2);
+    const view = new LoadView({ ...SETTINGS, fleetMirroring: 'burst' });
     view.update({ version: 1, endpoints: [endpoint('e1', ['m'], { capacity: 4 }), endpoint('e2', ['m'], { capacity: 4 })] });
     let opened = 0;
     view.onRoomOpened = () => opened++;
