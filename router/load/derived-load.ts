@@ -15,7 +15,7 @@ import type { ReportedLoad } from './reported-load.ts';
 /**
  * Requests this replica must have opened to an engine since the last fleet
  * read to be in a burst, where the other replicas are taken to be sending
- * there as it does (with `load` FleetMirroring `burst`). Replicas behind one
+ * there as it does (FleetMirroring `burst`, load-clock.ts). Replicas behind one
  * Service get a burst in the same milliseconds, each seeing the same room
  * until the next read (a publish interval later) shows the others' sends.
  * In a steady stream a replica opens one request at an engine between
