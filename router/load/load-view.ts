@@ -61,7 +61,8 @@ export class LoadView {
   #version = 0;
   #synced = false;
   readonly #queueWaitsElsewhere: LoadSettings['queueWaitsElsewhere'];
-  readonly #clock: { now: number; maxScrapeAgeMs: number; defaultCapacity: number; safeStart: SafeStartSettings | undefined; replicas: ReplicaCountReader | undefined; ejection: EjectionSettings; fleetMirroring: FleetMirroring | undefined };
+  /** The one clock and settings every state reads; only `now` changes. */
+  readonly #clock: Omit<LoadClockAndSettings, 'now'> & { now: number };
   readonly #readClock: () => number;
   onEjection: EjectionListener | undefined;
   /**
@@ -250,12 +251,12 @@ export class LoadView {
    * goes back to this replica's own counts.
    */
   fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0): void {
+    if (others === undefined) {
+      for (const state of this.#states.values()) state.forgetFleet();
+      return;
+    }
     let freed = false;
     for (const state of this.#states.values()) {
-      if (others === undefined) {
-        state.forgetFleet();
-        continue;
-      }
       const count = others.get(state.id) ?? 0;
       if (count < state.othersInFlight) freed = true;
       state.fleetInFlight(count, otherReplicas);
