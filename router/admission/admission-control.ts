@@ -22,9 +22,10 @@ export type ShedReason = Exclude<AnyShedReason, 'body_budget'>;
 /** What admission records. */
 export interface AdmissionObserver {
   shed(reason: ShedReason, priority: Priority): void;
-  queued(priority: Priority): void;
-  /** A queued request left the queue after `seconds`, admitted or not. */
-  waited(seconds: number): void;
+  /** A request of `model` began waiting in the router queue. */
+  queued(priority: Priority, model: string): void;
+  /** A queued request of `model` left the queue after `seconds`, admitted or not. */
+  waited(seconds: number, model: string): void;
 }
 
 /**
@@ -137,15 +138,19 @@ export class AdmissionControl<T extends AdmissionCandidate> {
   /** Waits in the router queue for a request every candidate turned away (`decision`). */
   async #wait(facts: RequestFacts, priority: Priority, signal: AbortSignal, tenant: string | undefined, decision: Schedule<T> & { readonly kind: 'saturated' }): Promise<AdmissionResult<T>> {
     const deps = this.#deps;
-    deps.observer.queued(priority);
+    deps.observer.queued(priority, facts.model);
     const started = performance.now();
     // Requests of one model and priority (and own engine) get the same answer from a saturated fleet.
     const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
     const waitedEnough = { ...facts, mayWaitForHome: false };
     const homeWaitMs = decision.waitsFor === undefined ? 0 : deps.homeWaitMs(decision.waitsFor);
     const decideQueued = () => deps.decide(performance.now() - started < homeWaitMs ? facts : waitedEnough, priority);
-    const outcome = await deps.queue.wait(priority, decideQueued, signal, key, tenant);
-    deps.observer.waited((performance.now() - started) / 1000);
+    let outcome: Awaited<ReturnType<typeof deps.queue.wait>>;
+    try {
+      outcome = await deps.queue.wait(priority, decideQueued, signal, key, tenant);
+    } finally {
+      deps.observer.waited((performance.now() - started) / 1000, facts.model);
+    }
     switch (outcome.kind) {
       case 'admit':
       case 'reject':

@@ -131,8 +131,15 @@ function admissionControl(config: Config, deps: RequestPathDeps, shedLog: ShedLo
         metrics.countShed(reason, priority);
         shedLog.shed(reason);
       },
-      queued: (priority) => metrics.countQueued(priority),
-      waited: (seconds) => metrics.observeQueueWait(seconds),
+      // What waits here is published to the fleet: other replicas leave this one its share of full engines.
+      queued: (priority, model) => {
+        metrics.countQueued(priority);
+        deps.view.queueEntered(model);
+      },
+      waited: (seconds, model) => {
+        metrics.observeQueueWait(seconds);
+        deps.view.queueLeft(model);
+      },
     },
   });
 }

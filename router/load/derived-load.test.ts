@@ -44,7 +44,9 @@ describe('the derived-load memo sees a change in every part it reads, within one
     const tokens = [state.begin(), state.begin(), state.begin()];
     assert.equal(state.loadScore, (3 + 2 + 2 * 3) / 20, 'this replica sent 3 since the read: each of the 2 others is taken to have sent 3 too');
     state.fleetInFlight(4, 2);
-    assert.equal(state.loadScore, (3 + 4) / 20, 'the next read replaces the guess with what they published');
+    assert.equal(state.loadScore, (3 + 2 + 2 * 3) / 20, 'the next read holds counts published up to an interval before it: the others are still taken to have sent as many as this replica since the read before (2 + 2 × 3 > 4)');
+    state.fleetInFlight(4, 2);
+    assert.equal(state.loadScore, (3 + 4) / 20, 'a read with nothing sent here since the one before replaces the guess with what they published');
     for (const token of tokens) state.settle(token, view.now, undefined, noneEjected);
     assert.equal(state.loadScore, 0, 'and requests finishing here are taken to finish there too (never below nothing)');
   });

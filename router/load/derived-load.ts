@@ -98,6 +98,13 @@ export class DerivedLoad {
     const mirrored = reported.fleetHeld && (this.#view.fleetMirroring !== 'burst' || rise >= BURST_RISE);
     inputs.mirroringOthers = mirrored ? reported.otherReplicas : 0;
     inputs.othersDrift = inputs.mirroringOthers * rise;
+    const previous = reported.previousFleetRead;
+    if (mirrored && this.#view.fleetMirroring !== 'burst' && previous !== undefined) {
+      // The others' counts may predate the last read by a publish interval: mirrored from the read
+      // before, they are taken to have opened at least as many as this replica since then.
+      const sincePrevious = previous.others - reported.othersInFlight + inputs.mirroringOthers * (ledger.inFlight - previous.own);
+      inputs.othersDrift = Math.max(inputs.othersDrift, sincePrevious);
+    }
     inputs.capacity = this.capacity;
     inputs.unseenReplicas = reported.fleetHeld ? 0 : Math.max(0, (this.#view.replicas?.value ?? 1) - 1);
     const work = outstanding(inputs);

@@ -26,7 +26,7 @@ import type { EndpointView } from './endpoint-view.ts';
 import type { ModelGauges } from './exposition-scanner.ts';
 import { InFlightLedger } from './in-flight-ledger.ts';
 import type { LoadClockAndSettings } from './load-clock.ts';
-import { ReportedLoad, type ScrapedLoad } from './reported-load.ts';
+import { ReportedLoad, type FleetShare, type ScrapedLoad } from './reported-load.ts';
 import { SafeStartLimit, type FleetSafeStartRecord, type SafeStartPhase } from './safe-start.ts';
 import type { UpstreamFailureKind } from './upstream-failure-kinds.ts';
 
@@ -215,13 +215,24 @@ export class EndpointState implements EndpointView {
     return this.#reported.othersInFlight;
   }
 
+  /** See EndpointView.fleetShare. */
+  get fleetShare(): FleetShare | undefined {
+    return this.#reported.fleetShare;
+  }
+
   /**
    * The shared state says the other replicas have `count` requests open to
    * this endpoint (0 when it no longer knows: Redis degraded, the counts
-   * expired).
+   * expired). `sharedAtRank`: one of them has requests waiting in its
+   * router queue for a model this endpoint serves, and this replica ranks
+   * there among the live ones; each engine rotates the seats by its id
+   * hash, so the rounding's extra request falls to a different replica at
+   * each engine.
    */
-  fleetInFlight(count: number, otherReplicas: number): void {
-    this.#reported.fleetInFlight(count, otherReplicas, this.#ledger.inFlight);
+  fleetInFlight(count: number, otherReplicas: number, sharedAtRank?: number): void {
+    const replicas = otherReplicas + 1;
+    const share = sharedAtRank === undefined || otherReplicas === 0 ? undefined : { replicas, seat: (sharedAtRank + this.#identity.idHash) % replicas };
+    this.#reported.fleetInFlight(count, otherReplicas, this.#ledger.inFlight, share);
   }
 
   /** The shared counts are gone (Redis degraded): the scrape's share of them is forgotten too. */

@@ -11,7 +11,7 @@
  */
 import type { Endpoint } from '../../discovery/endpoint.ts';
 import type { EndpointAttributes } from './endpoint-attributes.ts';
-import type { ScrapedLoad } from './reported-load.ts';
+import type { FleetShare, ScrapedLoad } from './reported-load.ts';
 import type { SafeStartPhase } from './safe-start.ts';
 
 /** The read side of one endpoint's state (see the header). */
@@ -92,6 +92,18 @@ export interface EndpointView {
    * handed over.
    */
   readonly burstBound: number | undefined;
+  /**
+   * This replica's seat in an even share of the engine while it is full: set
+   * when the shared state says another replica has requests waiting in its
+   * router queue for a model the engine serves; undefined otherwise. Each
+   * replica refills the slots its own requests free, so without it a
+   * replica that fell behind at a full engine stayed behind, and the
+   * requests its clients kept sending (a load balancer in front deals them
+   * out evenly) piled up in its queue until it shed them: one of three
+   * replicas shed a tenth of a burst the others served whole
+   * (router/scheduling/saturation.ts `evenShare`).
+   */
+  readonly fleetShare: FleetShare | undefined;
   /** Where the safe-start limit is while it is in force (no configured capacity); undefined otherwise. */
   readonly safeStartPhase: SafeStartPhase | undefined;
 

@@ -41,7 +41,8 @@ export interface LoadInputs {
    * Replicas behind one Service get the same burst in the same
    * milliseconds, and a fleet read is a publish interval old: without this,
    * each replica spends the engine's room alone until the next read shows
-   * the others' sends.
+   * the others' sends. Under a configured bound it is at least what
+   * mirroring from the read before gives (router/load/derived-load.ts).
    */
   readonly othersDrift?: number;
   /**

@@ -60,6 +60,8 @@ export class LoadView {
   #parents = new Map<string, string>();
   #version = 0;
   #synced = false;
+  /** Requests of each model waiting in this replica's router queue (models with none are absent). */
+  readonly #queuedByModel = new Map<string, number>();
   readonly #queueWaitsElsewhere: LoadSettings['queueWaitsElsewhere'];
   /** The one clock and settings every state reads; only `now` changes. */
   readonly #clock: Omit<LoadClockAndSettings, 'now'> & { now: number };
@@ -244,13 +246,33 @@ export class LoadView {
     if (state.settle(token, now, failure, this, serviceMs)) this.onEjection?.(state, state.ejectedUntil);
   }
 
+  /** A request of `model` began waiting in this replica's router queue; pair with {@link queueLeft}. */
+  queueEntered(model: string): void {
+    this.#queuedByModel.set(model, (this.#queuedByModel.get(model) ?? 0) + 1);
+  }
+
+  /** A request of `model` left the router queue, admitted or not. */
+  queueLeft(model: string): void {
+    const queued = (this.#queuedByModel.get(model) ?? 0) - 1;
+    if (queued > 0) this.#queuedByModel.set(model, queued);
+    else this.#queuedByModel.delete(model);
+  }
+
+  /** Requests waiting in this replica's router queue, per model: what it publishes to the fleet. */
+  get queuedByModel(): ReadonlyMap<string, number> {
+    return this.#queuedByModel;
+  }
+
   /**
    * The other replicas' in-flight counts per endpoint id, read from the
    * shared state; endpoints it does not name have none open. `undefined`:
    * the shared state no longer knows (degraded, expired), so every endpoint
-   * goes back to this replica's own counts.
+   * goes back to this replica's own counts. `queued`: the models other
+   * replicas have requests of waiting in their router queues, and this
+   * replica's rank among the live ones (by id); an endpoint serving one of
+   * those models is shared evenly (EndpointView.fleetShare).
    */
-  fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0): void {
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0, queued?: { readonly models: ReadonlySet<string>; readonly rank: number }): void {
     if (others === undefined) {
       for (const state of this.#states.values()) state.forgetFleet();
       return;
@@ -259,7 +281,8 @@ export class LoadView {
     for (const state of this.#states.values()) {
       const count = others.get(state.id) ?? 0;
       if (count < state.othersInFlight) freed = true;
-      state.fleetInFlight(count, otherReplicas);
+      const shared = queued !== undefined && queued.models.size > 0 && (state.endpoint.models ?? []).some((model) => queued.models.has(model));
+      state.fleetInFlight(count, otherReplicas, shared ? queued.rank : undefined);
     }
     // Under a configured bound (mirroring always) a replica fills room only at its own completions and
     // scrapes: woken at reads, three replicas filled the same room before each other's publish showed

@@ -25,6 +25,14 @@ export interface ScrapedLoad {
   readonly at: number;
 }
 
+/** This replica's place among the router replicas sharing an engine evenly. */
+export interface FleetShare {
+  /** Live router replicas, this one included. */
+  readonly replicas: number;
+  /** This replica's seat at the engine, 0 to `replicas` − 1: the first `bound mod replicas` seats get one more. */
+  readonly seat: number;
+}
+
 /** One endpoint's scrape marks and fleet counts; told of scrapes and shared-state reads by its endpoint state. */
 export class ReportedLoad {
   #scraped: ScrapedLoad | undefined;
@@ -32,7 +40,10 @@ export class ReportedLoad {
   #othersInFlight = 0;
   #otherReplicas = 0;
   #ownAtFleetRead = 0;
+  /** The read before the last (see {@link previousFleetRead}); undefined before the second read. */
+  #previousRead: { readonly others: number; readonly own: number } | undefined;
   #othersAtScrape = 0;
+  #fleetShare: FleetShare | undefined;
   /** The shared state holds the other replicas' counts for this endpoint (they are seen, not mirrored). */
   #fleetHeld = false;
   #version = 0;
@@ -134,16 +145,33 @@ export class ReportedLoad {
     return this.#otherReplicas;
   }
 
+  /** This replica's seat in an even share of the endpoint, set at a fleet read that showed another replica queueing for it (EndpointView.fleetShare). */
+  get fleetShare(): FleetShare | undefined {
+    return this.#fleetShare;
+  }
+
   /** This replica's own open requests to the endpoint when the fleet was last read. */
   get ownAtFleetRead(): number {
     return this.#ownAtFleetRead;
   }
 
   /**
+   * The others' count and this replica's own at the fleet read before the
+   * last. Each replica publishes on its own timer, so the last read holds
+   * counts published up to a publish interval before it: the others' sends
+   * in that interval are in neither the read nor the mirroring since it.
+   */
+  get previousFleetRead(): { readonly others: number; readonly own: number } | undefined {
+    return this.#previousRead;
+  }
+
+  /**
    * The shared state says the `otherReplicas` other live replicas have
    * `count` requests open to this endpoint; this replica had `own` open then.
    */
-  fleetInFlight(count: number, otherReplicas: number, own: number): void {
+  fleetInFlight(count: number, otherReplicas: number, own: number, share: FleetShare | undefined): void {
+    this.#fleetShare = share;
+    this.#previousRead = this.#fleetHeld ? { others: this.#othersInFlight, own: this.#ownAtFleetRead } : undefined;
     this.#fleetHeld = true;
     this.#othersInFlight = count;
     this.#otherReplicas = otherReplicas;
@@ -158,6 +186,8 @@ export class ReportedLoad {
     this.#othersAtScrape = 0;
     this.#otherReplicas = 0;
     this.#ownAtFleetRead = 0;
+    this.#previousRead = undefined;
+    this.#fleetShare = undefined;
     this.#version++;
   }
 }

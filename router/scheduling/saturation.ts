@@ -9,6 +9,7 @@
  * priority; the saturation filter (filters/saturation.ts) applies it to a
  * pool, and pickers read it through their PickContext.
  */
+import type { FleetShare } from '../load/reported-load.ts';
 import { PRIORITY_LIMITS, type Priority } from './priority.ts';
 
 /** Saturation thresholds. */
@@ -44,6 +45,23 @@ export interface SaturationInputs {
   readonly firstByteMs?: number | undefined;
   /** Requests the other replicas have open to the endpoint, as last read from the shared state (0 or absent without it). */
   readonly othersInFlight?: number | undefined;
+  /** Max concurrent sequences, when known (configured or learned). */
+  readonly capacity?: number | undefined;
+  /** This replica's place in an even share of the engine (router/load/endpoint-view.ts); undefined: nobody else waits for it. */
+  readonly fleetShare?: FleetShare | undefined;
+}
+
+/**
+ * The requests of a bound (capacity plus the waiting allowed) that the
+ * replica in `share.seat` may hold: `bound / replicas`, rounded down, plus
+ * one for the first `bound mod replicas` seats, so the shares add up to the
+ * bound; at least 1. Rounded up for everyone, two replicas took 5 of an
+ * engine's 13 each and left the third 3: a quarter of the slots for a third
+ * of the requests, and it shed what it could not serve.
+ */
+export function evenShare(bound: number, share: FleetShare): number {
+  const base = Math.floor(bound / share.replicas);
+  return Math.max(1, base + (share.seat < bound % share.replicas ? 1 : 0));
 }
 
 /**
@@ -54,7 +72,20 @@ export interface SaturationInputs {
  * budget, so it is turned away before normal and high-priority work is.
  */
 export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
-  return failsFilter(endpoint, thresholds, priority) || (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit);
+  return failsFilter(endpoint, thresholds, priority) || (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit) || overEvenShare(endpoint, thresholds);
+}
+
+/**
+ * This replica holds its even share of the engine's bound (capacity plus
+ * the waiting it allows) while another replica has requests waiting for the
+ * engine: it leaves the slots its own requests free to that replica. Like
+ * the safe-start limit, a limit on where new work goes: a request that
+ * belongs to the engine keeps it ({@link homeRoom}).
+ */
+function overEvenShare(endpoint: SaturationInputs, thresholds: SaturationThresholds): boolean {
+  const { fleetShare, capacity } = endpoint;
+  if (fleetShare === undefined || capacity === undefined) return false;
+  return endpoint.inFlight >= evenShare(capacity + (thresholds.maxWaiting ?? endpoint.queueAllowance), fleetShare);
 }
 
 /**

@@ -62,6 +62,31 @@ describe('FleetLoad against a real redis-server', () => {
     }
   });
 
+  it('shares the models each replica has queued: engines serving one are shared evenly until its queue empties', async () => {
+    const serving = (models: string[]) => {
+      const view = new LoadView({ maxScrapeAgeMs: 3_000, defaultCapacity: 16, ejection: { consecutiveFailures: 3, baseMs: 10_000, maxMs: 60_000, maxShare: 1 } });
+      view.update({ version: 1, endpoints: models.map((model, i) => ({ id: `e${i}`, url: `http://10.0.0.${i + 1}:8000`, models: [model], labels: {}, ready: true, draining: false })) });
+      return view;
+    };
+    const views = [serving(['m', 'n']), serving(['m', 'n'])];
+    const [a, b] = views.map((view, i) => replica(server.url, `q${i}`, view, 'queued:'));
+    try {
+      await until(() => [a, b].every((r) => r!.store.status === 'up'));
+      views[0]!.queueEntered('m');
+      views[0]!.queueEntered('m');
+      views[0]!.queueLeft('m');
+      for (const r of [a, b, a, b]) await r!.fleet.publishAndRead();
+      const [m, n] = [...views[1]!.all()];
+      assert.deepEqual([m!.fleetShare, n!.fleetShare], [{ replicas: 2, seat: (1 + m!.idHash) % 2 }, undefined], "B (ranked second by id) leaves A its share of m's engine, not of n's");
+      assert.deepEqual([...views[0]!.all()].map((e) => e.fleetShare), [undefined, undefined], 'B queues nothing: A keeps what it frees');
+      views[0]!.queueLeft('m');
+      for (const r of [a, b]) await r!.fleet.publishAndRead();
+      assert.equal(m!.fleetShare, undefined, "A's queue emptied");
+    } finally {
+      await Promise.all([a, b].map((r) => r!.store.close()));
+    }
+  });
+
   it('goes back to local counts when Redis goes away, and keeps the last replica count for degraded limits', async () => {
     const views = [viewOver(['e1']), viewOver(['e1'])];
     const [a, b] = views.map((view, i) => replica(server.url, `d${i}`, view, 'degraded:'));

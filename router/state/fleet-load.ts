@@ -1,11 +1,14 @@
 /**
  * Fleet-wide in-flight counts. Every `publishIntervalMs` each replica, in
- * one script call, publishes its per-engine in-flight counts under a key of
- * its own that expires `replicaTtlMs` later, renews its heartbeat in the
- * replica set, drops replicas whose heartbeat expired, and reads back the
- * live replicas' counts. The load view then adds the others' counts to its
- * own (see router/load/load-formulas.ts), so every replica routes on the
- * fleet's load rather than on the third of it it sent itself.
+ * one script call, publishes its per-engine in-flight counts and its router
+ * queue's waiting requests per model under keys of its own that expire
+ * `replicaTtlMs` later, renews its heartbeat in the replica set, drops
+ * replicas whose heartbeat expired, and reads back the live replicas'
+ * counts. The load view then adds the others' counts to its own (see
+ * router/load/load-formulas.ts), so every replica routes on the fleet's
+ * load rather than on the third of it it sent itself, and leaves a replica
+ * that queues for a full engine its even share of it
+ * (router/scheduling/saturation.ts `evenShare`).
  *
  * Staleness: another replica's count is at most one publish interval old
  * when published and one more when read, so routing sees the others' load
@@ -26,28 +29,39 @@ import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /**
  * KEYS[1] the replica set (sorted by heartbeat expiry). ARGV: this replica's
- * id, the TTL (ms), the per-replica key stem, then engine/count pairs.
- * Returns [id, [engine, count, ...], id, [...], ...] for every live replica
- * but this one, and this replica's id with an empty list.
+ * id, the TTL (ms), the per-replica key stems of in-flight counts and of
+ * queued requests, the number of in-flight arguments, then engine/count
+ * pairs, then model/queued pairs.
+ * Returns [id, [engine, count, ...], [model, queued, ...], ...] for every
+ * live replica but this one, and this replica's id with two empty lists.
  */
 const PUBLISH_AND_READ = new LuaScript(
   'fleet_publish',
   `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local self, ttl, stem = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local mine = stem .. self
-redis.call('DEL', mine)
-if #ARGV > 3 then
-  redis.call('HSET', mine, unpack(ARGV, 4))
-  redis.call('PEXPIRE', mine, ttl)
+local self, ttl, stem, qstem, n = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local function put(key, first, last)
+  redis.call('DEL', key)
+  if last >= first then
+    redis.call('HSET', key, unpack(ARGV, first, last))
+    redis.call('PEXPIRE', key, ttl)
+  end
 end
+put(stem .. self, 6, 5 + n)
+put(qstem .. self, 6 + n, #ARGV)
 redis.call('ZADD', KEYS[1], now + ttl, self)
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local out = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   out[#out + 1] = id
-  if id == self then out[#out + 1] = {} else out[#out + 1] = redis.call('HGETALL', stem .. id) end
+  if id == self then
+    out[#out + 1] = {}
+    out[#out + 1] = {}
+  else
+    out[#out + 1] = redis.call('HGETALL', stem .. id)
+    out[#out + 1] = redis.call('HGETALL', qstem .. id)
+  end
 end
 return out`,
 );
@@ -77,6 +91,7 @@ export class FleetLoad implements FleetMembership {
   readonly #now: () => number;
   readonly #replicasKey: string;
   readonly #stem: string;
+  readonly #queuedStem: string;
   #timer: NodeJS.Timeout | undefined;
   #pending = false;
   #live: readonly string[];
@@ -97,6 +112,7 @@ export class FleetLoad implements FleetMembership {
     this.#now = now;
     this.#replicasKey = store.key('{fleet}:replicas');
     this.#stem = store.key('{fleet}:inflight:');
+    this.#queuedStem = store.key('{fleet}:queued:');
     this.#live = [settings.replicaId];
     this.#lastReadAt = now();
     // Degraded means the counts can no longer be trusted to be current: back to local counts at once.
@@ -145,8 +161,10 @@ export class FleetLoad implements FleetMembership {
     if (this.#pending) return;
     this.#pending = true;
     try {
-      const args: (string | number)[] = [this.replicaId, this.#settings.replicaTtlMs, this.#stem];
+      const args: (string | number)[] = [this.replicaId, this.#settings.replicaTtlMs, this.#stem, this.#queuedStem, 0];
       for (const state of this.#view.all()) if (state.inFlight > 0) args.push(state.id, state.inFlight);
+      args[4] = args.length - 5;
+      for (const [model, queued] of this.#view.queuedByModel) args.push(model, queued);
       // A reply of the wrong shape or size is no answer, as Redis being away is (see fleet-reply.ts).
       const read = await this.#store.script(PUBLISH_AND_READ, [this.#replicasKey], args, (reply) => decodeFleetReply(reply));
       if (read === undefined) {
@@ -165,14 +183,16 @@ export class FleetLoad implements FleetMembership {
     void runTask('fleet_publish', () => this.publishAndRead(), this.#settings.onTaskFailure ?? (() => {}));
   }
 
-  #adopt({ live, others }: FleetRead): void {
+  #adopt({ live, others, othersQueued }: FleetRead): void {
     if (!live.includes(this.replicaId)) live.push(this.replicaId);
     this.#others = others;
     this.#live = live;
     this.#liveCount = live.length;
     this.#holding = true;
     this.#lastReadAt = this.#now();
-    this.#view.fleetInFlight(others, live.length - 1);
+    // Ranked by id, not by the reply's heartbeat order, which changes every round.
+    const rank = live.filter((id) => id < this.replicaId).length;
+    this.#view.fleetInFlight(others, live.length - 1, { models: othersQueued, rank });
   }
 
   #forget(): void {

@@ -11,9 +11,9 @@
 
 /** Limits of a reply the router accepts. */
 export interface FleetReplyLimits {
-  /** Most live replicas (the reply holds two elements per replica). */
+  /** Most live replicas (the reply holds three elements per replica). */
   readonly maxReplicas: number;
-  /** Most engines one replica may report. */
+  /** Most engines, or models with queued requests, one replica may report. */
   readonly maxEnginesPerReplica: number;
   /** Most distinct engine ids in the whole reply (what routing keeps of it). */
   readonly maxEngines: number;
@@ -32,32 +32,47 @@ export interface FleetRead {
   readonly live: string[];
   /** Per engine id, the open requests of the replicas other than `self`. */
   readonly others: Map<string, number>;
+  /** Models some replica other than `self` has requests of waiting in its router queue. */
+  readonly othersQueued: Set<string>;
 }
 
 /**
  * The fleet read in `reply`, or undefined when `reply` is not a list of
- * (replica id, [engine id, count, ...]) pairs within `limits`. Counts come
- * from HGETALL as decimal strings; numbers are taken too (a proxy or a RESP3
- * server may send integers).
+ * (replica id, [engine id, count, ...], [model, queued, ...]) triples
+ * within `limits`. Counts come from HGETALL as decimal strings; numbers are
+ * taken too (a proxy or a RESP3 server may send integers).
  */
 export function decodeFleetReply(reply: unknown, limits: FleetReplyLimits = FLEET_REPLY_LIMITS): FleetRead | undefined {
-  if (!Array.isArray(reply) || reply.length % 2 !== 0 || reply.length > 2 * limits.maxReplicas) return undefined;
+  if (!Array.isArray(reply) || reply.length % 3 !== 0 || reply.length > 3 * limits.maxReplicas) return undefined;
   const live: string[] = [];
   const others = new Map<string, number>();
-  for (let i = 0; i < reply.length; i += 2) {
+  const othersQueued = new Set<string>();
+  for (let i = 0; i < reply.length; i += 3) {
     const id: unknown = reply[i];
-    const counts: unknown = reply[i + 1];
-    if (!isId(id, limits) || !Array.isArray(counts) || counts.length % 2 !== 0 || counts.length > 2 * limits.maxEnginesPerReplica) return undefined;
+    if (!isId(id, limits)) return undefined;
     live.push(id);
-    for (let j = 0; j < counts.length; j += 2) {
-      const engine: unknown = counts[j];
-      const count = countOf(counts[j + 1], limits);
-      if (!isId(engine, limits) || count === undefined) return undefined;
+    const counted = eachCount(reply[i + 1], limits, (engine, count) => {
       others.set(engine, (others.get(engine) ?? 0) + count);
-      if (others.size > limits.maxEngines) return undefined;
-    }
+      return others.size <= limits.maxEngines;
+    });
+    const queued = eachCount(reply[i + 2], limits, (model, count) => {
+      if (count > 0) othersQueued.add(model);
+      return othersQueued.size <= limits.maxEngines;
+    });
+    if (!counted || !queued) return undefined;
   }
-  return { live, others };
+  return { live, others, othersQueued };
+}
+
+/** Calls `take` for each (id, count) pair of a flat HGETALL list; false when the list is malformed or `take` refuses. */
+function eachCount(list: unknown, limits: FleetReplyLimits, take: (id: string, count: number) => boolean): boolean {
+  if (!Array.isArray(list) || list.length % 2 !== 0 || list.length > 2 * limits.maxEnginesPerReplica) return false;
+  for (let j = 0; j < list.length; j += 2) {
+    const id: unknown = list[j];
+    const count = countOf(list[j + 1], limits);
+    if (!isId(id, limits) || count === undefined || !take(id, count)) return false;
+  }
+  return true;
 }
 
 function isId(value: unknown, limits: FleetReplyLimits): value is string {

@@ -5,7 +5,8 @@ import { loadScoreScorer } from '../scorers/load-score.ts';
 import { SessionRendezvousScorer } from '../scorers/session-rendezvous.ts';
 import { BoundedWalkPicker } from '../pickers/bounded-walk.ts';
 import { WeightedMaxPicker } from '../pickers/weighted-max.ts';
-import { homeRoom, homeWaitMs, isSaturated } from '../saturation.ts';
+import type { FleetShare } from '../../load/reported-load.ts';
+import { evenShare, homeRoom, homeWaitMs, isSaturated } from '../saturation.ts';
 import { SchedulingProfile } from './profile.ts';
 import { ep, facts, seeded, type FakeCandidate } from '../../../tests/kit/scheduling-fixtures.ts';
 
@@ -148,6 +149,19 @@ describe('scheduling profile', () => {
       assert.equal(homeWaitMs({ queuedBySend: 0, burstBound: 5, firstByteMs: 40 }, 750), 750);
       assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 40, othersInFlight: 0 }, 750, 100), 40, 'no other replica holds a slot there: no fleet lag');
       assert.equal(homeWaitMs({ queuedBySend: 1, burstBound: undefined, firstByteMs: 40, othersInFlight: 3 }, 750, 100), 140, 'a slot the others free shows a fleet read later');
+    });
+
+    it('holds new work to its even share of a full engine while another replica queues for it, and keeps a session there', () => {
+      // Capacity 9 and a bound of 4 waiting: 13 shared by 3 replicas while another one has requests queued.
+      const shared = (inFlight: number, fleetShare: FleetShare | undefined) => ep('a', 0.01, { inFlight, capacity: 9, fleetShare, queueAllowance: 11 });
+      const seats = [0, 1, 2].map((seat) => ({ replicas: 3, seat }));
+      assert.deepEqual(seats.map((seat) => [4, 5].map((n) => limited(shared(n, seat)))), [[false, true], [true, true], [true, true]], 'shares of 13: 5 for the first seat, 4 for the others');
+      assert.equal(seats.map((seat) => evenShare(13, seat)).reduce((a, b) => a + b), 13, 'the shares add up to the bound');
+      assert.equal(evenShare(2, { replicas: 3, seat: 2 }), 1, 'never below one');
+      assert.equal(limited(shared(5, undefined)), false, 'nobody else waits: the room is its to fill');
+      assert.equal(limited({ ...shared(5, seats[2]), capacity: undefined }), false, 'no share without a known capacity');
+      assert.deepEqual([9, 10].map((n) => isSaturated(shared(n, { replicas: 2, seat: 1 }), { ...thresholds, maxWaiting: undefined })), [false, true], 'the queue allowance stands in for an unset maxWaiting: (9 + 11) / 2');
+      assert.equal(room(shared(5, seats[2])), 'keep', 'a request that belongs there keeps it');
     });
 
     it('does the same for a shared assignment and a pinned response', () => {
