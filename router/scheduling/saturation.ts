@@ -55,9 +55,9 @@ export interface SaturationInputs {
  * The requests of a bound (capacity plus the waiting allowed) that the
  * replica in `share.seat` may hold: `bound / replicas`, rounded down, plus
  * one for the first `bound mod replicas` seats, so the shares add up to the
- * bound; at least 1. Rounded up for everyone, two replicas took 5 of an
- * engine's 13 each and left the third 3: a quarter of the slots for a third
- * of the requests, and it shed what it could not serve.
+ * bound; at least 1. Rounded up for everyone (5 of an engine's 13 for each
+ * of three), two replicas could hold 5 and leave the third 3, and one of
+ * three still shed a tenth of `bench cold-start`'s burst in 2 of 3 runs.
  */
 export function evenShare(bound: number, share: FleetShare): number {
   const base = Math.floor(bound / share.replicas);

@@ -52,6 +52,8 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
         inFlight: state.inFlight,
         // The other replicas' open requests, from the shared state (0 without Redis or while degraded).
         othersInFlight: state.othersInFlight,
+        // While another replica queues for the engine: this replica's seat in an even share of it, else null.
+        fleetShare: state.fleetShare ?? null,
         // Shared sessions this replica knows to be on the endpoint; null without Redis.
         sessions: sessions === undefined ? null : (sessions.get(state.id) ?? 0),
         load: {

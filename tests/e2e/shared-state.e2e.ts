@@ -4,6 +4,9 @@
  * and session assignments.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
 import { startRedisServer, type RedisServer } from '../kit/redis/redis-server.ts';
@@ -85,6 +88,51 @@ describe('replicas sharing state through Redis', () => {
       held.abort();
       await Promise.all(holds);
       await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+    }
+  });
+
+  it('tells the other replica what waits in its router queue, and that one leaves it its even share of the full engine', async () => {
+    // One engine of 2 slots, no waiting allowed there: A holds both and queues the rest.
+    const small = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 2, ttftMs: 1, itlMs: 1, outputTokens: 2 } });
+    await small.listen();
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-share-'));
+    const config = join(dir, 'capacity.json');
+    writeFileSync(config, JSON.stringify({ load: { capacity: { [small.url]: 2 } } }));
+    const bounded = [...flags, '--config', config, '--admission-max-waiting', '0'];
+    const a = await startReplica([small.url], bounded);
+    const b = await startReplica([small.url], bounded);
+    replicas.push(a, b);
+    const held = new AbortController();
+    const holds = Array.from({ length: 4 }, (_, i) =>
+      fetch(`${a.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', 'x-request-id': `share-${i}` },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
+        signal: held.signal,
+      }).catch(() => undefined),
+    );
+    const shareOnB = async () => {
+      const doc = (await (await fetch(`${b.admin}/debug/endpoints`)).json()) as { endpoints: { fleetShare: { replicas: number; seat: number } | null }[] };
+      return doc.endpoints[0]?.fleetShare;
+    };
+    try {
+      await waitFor(() => a.router.view.queuedByModel.get(MODEL) === 2, 2_000);
+      const [engine] = [...b.router.view.all()];
+      await waitFor(() => engine!.fleetShare !== undefined, 2_000);
+      const share = await shareOnB();
+      assert.equal(share?.replicas, 2, "B takes the engine's 2 slots as shared by the two replicas");
+      assert.deepEqual(share, engine!.fleetShare, '/debug/endpoints shows the seat');
+      held.abort();
+      await Promise.all(holds);
+      await waitFor(() => engine!.fleetShare === undefined, 2_000);
+      assert.equal(await shareOnB(), null, "A's clients left, its queue emptied, and B fills the engine again");
+      assert.equal(a.router.view.queuedByModel.size, 0);
+    } finally {
+      held.abort();
+      await Promise.all(holds);
+      await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+      await small.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
