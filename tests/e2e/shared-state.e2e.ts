@@ -27,6 +27,18 @@ function chat(base: string, id: string, headers: Record<string, string> = {}) {
   return postJson(`${base}/v1/chat/completions`, { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }, { 'x-request-id': id, ...headers });
 }
 
+/** `count` streams through `base` that the engine holds before its first token until `signal` aborts them. */
+function holdStreams(base: string, count: number, idPrefix: string, signal: AbortSignal): Promise<unknown>[] {
+  return Array.from({ length: count }, (_, i) =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', 'x-request-id': `${idPrefix}-${i}` },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
+      signal,
+    }).catch(() => undefined),
+  );
+}
+
 async function metric(admin: string, series: string): Promise<number> {
   const text = await (await fetch(`${admin}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(series + ' '));
@@ -63,14 +75,7 @@ describe('replicas sharing state through Redis', () => {
     replicas.push(a, b);
     await waitFor(() => [...b.router.view.all()].every((s) => s.scraped !== undefined));
     const held = new AbortController();
-    const holds = Array.from({ length: 4 }, (_, i) =>
-      fetch(`${a.base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', 'x-request-id': `hold-${i}` },
-        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
-        signal: held.signal,
-      }).catch(() => undefined),
-    );
+    const holds = holdStreams(a.base, 4, 'hold', held.signal);
     try {
       await waitFor(() => [...a.router.view.all()].reduce((n, s) => n + s.inFlight, 0) === 4);
       // B sees A's four within a few publish intervals, on the engine they are on.
@@ -103,14 +108,7 @@ describe('replicas sharing state through Redis', () => {
     const b = await startReplica([small.url], bounded);
     replicas.push(a, b);
     const held = new AbortController();
-    const holds = Array.from({ length: 4 }, (_, i) =>
-      fetch(`${a.base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-sim-ttft-ms': '60000', 'x-request-id': `share-${i}` },
-        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hold' }], stream: true }),
-        signal: held.signal,
-      }).catch(() => undefined),
-    );
+    const holds = holdStreams(a.base, 4, 'share', held.signal);
     const shareOnB = async () => {
       const doc = (await (await fetch(`${b.admin}/debug/endpoints`)).json()) as { endpoints: { fleetShare: { replicas: number; seat: number } | null }[] };
       return doc.endpoints[0]?.fleetShare;
