@@ -97,7 +97,7 @@ describe('replicas sharing state through Redis', () => {
   });
 
   it('tells the other replica what waits in its router queue, and that one leaves it its even share of the full engine', async () => {
-    // One engine of 2 slots, no waiting allowed there: A holds both and queues the rest.
+    // One engine of 2 slots, no waiting allowed there, and four requests held at it through A.
     const small = new EngineSimulator({ model: MODEL, knobs: { maxSeqs: 2, ttftMs: 1, itlMs: 1, outputTokens: 2 } });
     await small.listen();
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-share-'));
@@ -114,7 +114,8 @@ describe('replicas sharing state through Redis', () => {
       return doc.endpoints[0]?.fleetShare;
     };
     try {
-      await waitFor(() => a.router.view.queuedByModel.get(MODEL) === 2, 2_000);
+      // A holds what it takes its share of the 2 slots to be and queues the rest.
+      await waitFor(() => (a.router.view.queuedByModel.get(MODEL) ?? 0) > 0, 2_000);
       const [engine] = [...b.router.view.all()];
       await waitFor(() => engine!.fleetShare !== undefined, 2_000);
       const share = await shareOnB();
