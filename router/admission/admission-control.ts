@@ -22,7 +22,7 @@ export type ShedReason = Exclude<AnyShedReason, 'body_budget'>;
 /** What admission records. */
 export interface AdmissionObserver {
   shed(reason: ShedReason, priority: Priority): void;
-  /** A request of `model` began waiting in the router queue. */
+  /** A request of `model` enters the router queue (which may still refuse it at once as full); {@link waited} follows it. */
   queued(priority: Priority, model: string): void;
   /** A queued request of `model` left the queue after `seconds`, admitted or not. */
   waited(seconds: number, model: string): void;
@@ -138,14 +138,14 @@ export class AdmissionControl<T extends AdmissionCandidate> {
   /** Waits in the router queue for a request every candidate turned away (`decision`). */
   async #wait(facts: RequestFacts, priority: Priority, signal: AbortSignal, tenant: string | undefined, decision: Schedule<T> & { readonly kind: 'saturated' }): Promise<AdmissionResult<T>> {
     const deps = this.#deps;
-    deps.observer.queued(priority, facts.model);
-    const started = performance.now();
     // Requests of one model and priority (and own engine) get the same answer from a saturated fleet.
     const key = `${facts.model}\u0000${priority}\u0000${facts.pinnedEndpoint ?? ''}\u0000${decision.waitsFor?.id ?? ''}`;
     const waitedEnough = { ...facts, mayWaitForHome: false };
     const homeWaitMs = decision.waitsFor === undefined ? 0 : deps.homeWaitMs(decision.waitsFor);
+    const started = performance.now();
     const decideQueued = () => deps.decide(performance.now() - started < homeWaitMs ? facts : waitedEnough, priority);
     let outcome: Awaited<ReturnType<typeof deps.queue.wait>>;
+    deps.observer.queued(priority, facts.model);
     try {
       outcome = await deps.queue.wait(priority, decideQueued, signal, key, tenant);
     } finally {

@@ -95,11 +95,12 @@ export class DerivedLoad {
     // Between fleet reads the others are taken to send as this replica does (see LoadInputs.othersDrift):
     // always, or in a burst the read has not shown (FleetMirroring).
     const rise = ledger.inFlight - reported.ownAtFleetRead;
-    const mirrored = reported.fleetHeld && (this.#view.fleetMirroring !== 'burst' || rise >= BURST_RISE);
+    const always = this.#view.fleetMirroring !== 'burst';
+    const mirrored = reported.fleetHeld && (always || rise >= BURST_RISE);
     inputs.mirroringOthers = mirrored ? reported.otherReplicas : 0;
     inputs.othersDrift = inputs.mirroringOthers * rise;
     const previous = reported.previousFleetRead;
-    if (mirrored && this.#view.fleetMirroring !== 'burst' && previous !== undefined) {
+    if (mirrored && always && previous !== undefined) {
       // The others' counts may predate the last read by a publish interval: mirrored from the read
       // before, they are taken to have opened at least as many as this replica since then.
       const sincePrevious = previous.others - reported.othersInFlight + inputs.mirroringOthers * (ledger.inFlight - previous.own);

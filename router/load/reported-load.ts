@@ -168,6 +168,8 @@ export class ReportedLoad {
   /**
    * The shared state says the `otherReplicas` other live replicas have
    * `count` requests open to this endpoint; this replica had `own` open then.
+   * `share`: its seat in an even share of the endpoint, when another replica
+   * queues for it (EndpointView.fleetShare); undefined otherwise.
    */
   fleetInFlight(count: number, otherReplicas: number, own: number, share: FleetShare | undefined): void {
     this.#fleetShare = share;

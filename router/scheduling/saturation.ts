@@ -68,8 +68,10 @@ export function evenShare(bound: number, share: FleetShare): number {
  * True when `endpoint` is saturated for a request of `priority`: when
  * sending it one more request would make its estimated queue longer than
  * `maxWaiting`, or by default the endpoint's queue allowance (so 0 admits
- * only into free batch slots). Low priority sees only part of the waiting
- * budget, so it is turned away before normal and high-priority work is.
+ * only into free batch slots); when this replica holds its safe-start limit
+ * there, or its even share while another replica queues for the engine.
+ * Low priority sees only part of the waiting budget, so it is turned away
+ * before normal and high-priority work is.
  */
 export function isSaturated(endpoint: SaturationInputs, thresholds: SaturationThresholds, priority: Priority = 'normal'): boolean {
   return failsFilter(endpoint, thresholds, priority) || (endpoint.concurrencyLimit !== undefined && endpoint.inFlight >= endpoint.concurrencyLimit) || overEvenShare(endpoint, thresholds);

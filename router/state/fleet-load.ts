@@ -24,7 +24,7 @@ import type { LoadView } from '../load/load-view.ts';
 import type { ReplicaCountReader } from '../load/replica-count.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
 import type { FleetMembership } from './fleet-membership.ts';
-import { decodeFleetReply, type FleetRead } from './fleet-reply.ts';
+import { decodeFleetReply, FLEET_REPLY_LIMITS, type FleetRead } from './fleet-reply.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
 /**
@@ -164,7 +164,13 @@ export class FleetLoad implements FleetMembership {
       const args: (string | number)[] = [this.replicaId, this.#settings.replicaTtlMs, this.#stem, this.#queuedStem, 0];
       for (const state of this.#view.all()) if (state.inFlight > 0) args.push(state.id, state.inFlight);
       args[4] = args.length - 5;
-      for (const [model, queued] of this.#view.queuedByModel) args.push(model, queued);
+      // Only what every reader accepts: one model name too long would make them refuse the whole read.
+      let models = 0;
+      for (const [model, queued] of this.#view.queuedByModel) {
+        if (model.length > FLEET_REPLY_LIMITS.maxIdLength) continue;
+        if (++models > FLEET_REPLY_LIMITS.maxEnginesPerReplica) break;
+        args.push(model, queued);
+      }
       // A reply of the wrong shape or size is no answer, as Redis being away is (see fleet-reply.ts).
       const read = await this.#store.script(PUBLISH_AND_READ, [this.#replicasKey], args, (reply) => decodeFleetReply(reply));
       if (read === undefined) {

@@ -15,7 +15,7 @@ export interface FleetReplyLimits {
   readonly maxReplicas: number;
   /** Most engines, or models with queued requests, one replica may report. */
   readonly maxEnginesPerReplica: number;
-  /** Most distinct engine ids in the whole reply (what routing keeps of it). */
+  /** Most distinct engine ids in the whole reply (what routing keeps of it), and most distinct queued models. */
   readonly maxEngines: number;
   /** Longest replica or engine id (characters). */
   readonly maxIdLength: number;

@@ -61,10 +61,10 @@ describe('malformed Redis replies cannot crash the router', () => {
   };
 
   it('a nil where the fleet script returns a replica\'s counts is no answer, not an exit', async () => {
-    // The finding's reply: one live replica whose counts are nil. Everything else: nil (no session stored).
+    // The finding's reply: one live replica whose counts are nil (in today's triple shape, with its queued list). Everything else: nil (no session stored).
     fake = await new FakeRespServer((args) => {
       if (args[0] === 'INFO') return INFO_REPLY;
-      if (args[0] === 'EVALSHA' || args[0] === 'EVAL') return args[1]?.length === 40 || args[0] === 'EVAL' ? resp.array([resp.bulk('other-replica'), resp.nil()]) : resp.nil();
+      if (args[0] === 'EVALSHA' || args[0] === 'EVAL') return args[1]?.length === 40 || args[0] === 'EVAL' ? resp.array([resp.bulk('other-replica'), resp.nil(), resp.array([])]) : resp.nil();
       return resp.nil();
     }).start();
     started = await startHeapCappedRouter(engine, fake.url, MODEL, FAST_FLEET);
