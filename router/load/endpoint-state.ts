@@ -223,15 +223,14 @@ export class EndpointState implements EndpointView {
   /**
    * The shared state says the other replicas have `count` requests open to
    * this endpoint (0 when it no longer knows: Redis degraded, the counts
-   * expired). `sharedAtRank`: one of them has requests waiting in its
-   * router queue for a model this endpoint serves, and this replica ranks
-   * there among the live ones; each engine rotates the seats by its id
-   * hash, so the rounding's extra request falls to a different replica at
-   * each engine.
+   * expired). `seats`: another replica has requests waiting in its router
+   * queue for a model this endpoint serves, and `seats.replicas` share the
+   * engine, this one ranked `seats.rank` among them; each engine rotates the
+   * seats by its id hash, so the rounding's extra request falls to a
+   * different replica at each engine.
    */
-  fleetInFlight(count: number, otherReplicas: number, sharedAtRank?: number): void {
-    const replicas = otherReplicas + 1;
-    const share = sharedAtRank === undefined || otherReplicas === 0 ? undefined : { replicas, seat: (sharedAtRank + this.#identity.idHash) % replicas };
+  fleetInFlight(count: number, otherReplicas: number, seats?: { readonly replicas: number; readonly rank: number }): void {
+    const share = seats === undefined || seats.replicas < 2 ? undefined : { replicas: seats.replicas, seat: (seats.rank + this.#identity.idHash) % seats.replicas };
     this.#reported.fleetInFlight(count, otherReplicas, this.#ledger.inFlight, share);
   }
 

@@ -44,6 +44,39 @@ export type DepartureListener = (state: EndpointState) => void;
 
 const NO_CANDIDATES: readonly EndpointState[] = Object.freeze([]);
 
+/** What a fleet read says of who shares which engine (router/state/fleet-reply.ts). */
+export interface FleetSharing {
+  /** Per model, the other replicas with requests of it waiting in their router queues. */
+  readonly queuedBy: ReadonlyMap<string, readonly string[]>;
+  /** Per engine id, the other replicas with requests open to it. */
+  readonly activeAt: ReadonlyMap<string, readonly string[]>;
+  /** This replica's id. */
+  readonly self: string;
+}
+
+/**
+ * The replicas that share `state`'s engine evenly, and this one's rank among
+ * them by id, while another queues for a model it serves: those queueing,
+ * those with requests open there, and this one. Live replicas with nothing
+ * there (idle for the model, starting, of an older release that honours no
+ * share) get no seat: a seat kept for them would stay empty while the others
+ * queue. Undefined when nobody else queues for its models.
+ */
+function seatsAt(state: EndpointState, sharing: FleetSharing): { readonly replicas: number; readonly rank: number } | undefined {
+  let ids: Set<string> | undefined;
+  for (const model of state.endpoint.models ?? []) {
+    const waiting = sharing.queuedBy.get(model);
+    if (waiting === undefined) continue;
+    ids ??= new Set();
+    for (const id of waiting) ids.add(id);
+  }
+  if (ids === undefined) return undefined;
+  for (const id of sharing.activeAt.get(state.id) ?? []) ids.add(id);
+  let rank = 0;
+  for (const id of ids) if (id < sharing.self) rank++;
+  return { replicas: ids.size + 1, rank };
+}
+
 /**
  * Owns the {@link EndpointState}s, the clock they read and the set they
  * belong to, and indexes them by model. Each state keeps its own books; the
@@ -267,12 +300,11 @@ export class LoadView {
    * The other replicas' in-flight counts per endpoint id, read from the
    * shared state; endpoints it does not name have none open. `undefined`:
    * the shared state no longer knows (degraded, expired), so every endpoint
-   * goes back to this replica's own counts. `queued`: the models other
-   * replicas have requests of waiting in their router queues, and this
-   * replica's rank among the live ones (by id); an endpoint serving one of
-   * those models is shared evenly (EndpointView.fleetShare).
+   * goes back to this replica's own counts. `sharing`: who queues for each
+   * model and who holds requests at each engine; an endpoint serving a
+   * model another replica queues for is shared evenly (EndpointView.fleetShare).
    */
-  fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0, queued?: { readonly models: ReadonlySet<string>; readonly rank: number }): void {
+  fleetInFlight(others: ReadonlyMap<string, number> | undefined, otherReplicas = 0, sharing?: FleetSharing): void {
     if (others === undefined) {
       for (const state of this.#states.values()) state.forgetFleet();
       return;
@@ -281,8 +313,7 @@ export class LoadView {
     for (const state of this.#states.values()) {
       const count = others.get(state.id) ?? 0;
       if (count < state.othersInFlight) freed = true;
-      const shared = queued !== undefined && queued.models.size > 0 && (state.endpoint.models ?? []).some((model) => queued.models.has(model));
-      state.fleetInFlight(count, otherReplicas, shared ? queued.rank : undefined);
+      state.fleetInFlight(count, otherReplicas, sharing === undefined ? undefined : seatsAt(state, sharing));
     }
     // Under a configured bound (mirroring always) a replica fills room only at its own completions and
     // scrapes: woken at reads, three replicas filled the same room before each other's publish showed

@@ -27,7 +27,7 @@ export interface ScrapedLoad {
 
 /** This replica's place among the router replicas sharing an engine evenly. */
 export interface FleetShare {
-  /** Live router replicas, this one included. */
+  /** Router replicas sharing the engine, this one included: those queueing for it or holding requests there. */
   readonly replicas: number;
   /** This replica's seat at the engine, 0 to `replicas` − 1: the first `bound mod replicas` seats get one more. */
   readonly seat: number;

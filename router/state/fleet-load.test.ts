@@ -68,10 +68,12 @@ describe('FleetLoad against a real redis-server', () => {
       view.update({ version: 1, endpoints: models.map((model, i) => ({ id: `e${i}`, url: `http://10.0.0.${i + 1}:8000`, models: [model], labels: {}, ready: true, draining: false })) });
       return view;
     };
-    const views = [serving(['m', 'n']), serving(['m', 'n'])];
-    const [a, b] = views.map((view, i) => replica(server.url, `q${i}`, view, 'queued:'));
+    // A third live replica, C, neither queues nor holds requests at the engines: it gets no seat.
+    const views = [serving(['m', 'n']), serving(['m', 'n']), serving(['m', 'n'])];
+    const [a, b, c] = views.map((view, i) => replica(server.url, `q${i}`, view, 'queued:'));
     try {
-      await until(() => [a, b].every((r) => r!.store.status === 'up'));
+      await until(() => [a, b, c].every((r) => r!.store.status === 'up'));
+      await c!.fleet.publishAndRead();
       views[0]!.queueEntered('m');
       views[0]!.queueEntered('m');
       views[0]!.queueLeft('m');
@@ -79,13 +81,16 @@ describe('FleetLoad against a real redis-server', () => {
       views[0]!.queueEntered('x'.repeat(600));
       for (const r of [a, b, a, b]) await r!.fleet.publishAndRead();
       const [m, n] = [...views[1]!.all()];
-      assert.deepEqual([m!.fleetShare, n!.fleetShare], [{ replicas: 2, seat: (1 + m!.idHash) % 2 }, undefined], "B (ranked second by id) leaves A its share of m's engine, not of n's");
+      assert.deepEqual([m!.fleetShare, n!.fleetShare], [{ replicas: 2, seat: (1 + m!.idHash) % 2 }, undefined], "B (ranked second of A and B by id) leaves A its share of m's engine, not of n's; the idle C has no seat");
+      views[2]!.begin([...views[2]!.all()][0]!);
+      for (const r of [c, b]) await r!.fleet.publishAndRead();
+      assert.deepEqual(m!.fleetShare, { replicas: 3, seat: (1 + m!.idHash) % 3 }, 'C holds a request there: three seats');
       assert.deepEqual([...views[0]!.all()].map((e) => e.fleetShare), [undefined, undefined], 'B queues nothing: A keeps what it frees');
       views[0]!.queueLeft('m');
       for (const r of [a, b]) await r!.fleet.publishAndRead();
       assert.equal(m!.fleetShare, undefined, "A's queue emptied");
     } finally {
-      await Promise.all([a, b].map((r) => r!.store.close()));
+      await Promise.all([a, b, c].map((r) => r!.store.close()));
     }
   });
 

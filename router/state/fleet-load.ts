@@ -189,16 +189,14 @@ export class FleetLoad implements FleetMembership {
     void runTask('fleet_publish', () => this.publishAndRead(), this.#settings.onTaskFailure ?? (() => {}));
   }
 
-  #adopt({ live, others, othersQueued }: FleetRead): void {
+  #adopt({ live, others, queuedBy, activeAt }: FleetRead): void {
     if (!live.includes(this.replicaId)) live.push(this.replicaId);
     this.#others = others;
     this.#live = live;
     this.#liveCount = live.length;
     this.#holding = true;
     this.#lastReadAt = this.#now();
-    // Ranked by id, not by the reply's heartbeat order, which changes every round.
-    const rank = live.filter((id) => id < this.replicaId).length;
-    this.#view.fleetInFlight(others, live.length - 1, { models: othersQueued, rank });
+    this.#view.fleetInFlight(others, live.length - 1, { queuedBy, activeAt, self: this.replicaId });
   }
 
   #forget(): void {

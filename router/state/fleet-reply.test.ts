@@ -8,7 +8,8 @@ describe('decodeFleetReply', () => {
     const read = decodeFleetReply(['r1', ['e1', '2', 'e2', '1'], ['m1', '4', 'm2', '0'], 'me', [], [], 'r2', ['e1', '3'], ['m3', 1]]);
     assert.deepEqual(read?.live, ['r1', 'me', 'r2']);
     assert.deepEqual([...(read?.others ?? [])], [['e1', 5], ['e2', 1]]);
-    assert.deepEqual([...(read?.othersQueued ?? [])], ['m1', 'm3'], 'a model with none queued is not hungry');
+    assert.deepEqual([...(read?.queuedBy ?? [])], [['m1', ['r1']], ['m3', ['r2']]], 'a model with none queued is not hungry');
+    assert.deepEqual([...(read?.activeAt ?? [])], [['e1', ['r1', 'r2']], ['e2', ['r1']]], 'who holds requests where');
   });
 
   it('takes nil, a nil where counts belong, and every other wrong shape for no answer (the crash of issue 36, item 3)', () => {

@@ -32,8 +32,10 @@ export interface FleetRead {
   readonly live: string[];
   /** Per engine id, the open requests of the replicas other than `self`. */
   readonly others: Map<string, number>;
-  /** Models some replica other than `self` has requests of waiting in its router queue. */
-  readonly othersQueued: Set<string>;
+  /** Per model, the replicas other than `self` with requests of it waiting in their router queues. */
+  readonly queuedBy: Map<string, string[]>;
+  /** Per engine id, the replicas other than `self` with requests open to it. */
+  readonly activeAt: Map<string, string[]>;
 }
 
 /**
@@ -46,22 +48,30 @@ export function decodeFleetReply(reply: unknown, limits: FleetReplyLimits = FLEE
   if (!Array.isArray(reply) || reply.length % 3 !== 0 || reply.length > 3 * limits.maxReplicas) return undefined;
   const live: string[] = [];
   const others = new Map<string, number>();
-  const othersQueued = new Set<string>();
+  const queuedBy = new Map<string, string[]>();
+  const activeAt = new Map<string, string[]>();
   for (let i = 0; i < reply.length; i += 3) {
     const id: unknown = reply[i];
     if (!isId(id, limits)) return undefined;
     live.push(id);
     const counted = eachCount(reply[i + 1], limits, (engine, count) => {
       others.set(engine, (others.get(engine) ?? 0) + count);
+      if (count > 0) listUnder(activeAt, engine, id);
       return others.size <= limits.maxEngines;
     });
     const queued = eachCount(reply[i + 2], limits, (model, count) => {
-      if (count > 0) othersQueued.add(model);
-      return othersQueued.size <= limits.maxEngines;
+      if (count > 0) listUnder(queuedBy, model, id);
+      return queuedBy.size <= limits.maxEngines;
     });
     if (!counted || !queued) return undefined;
   }
-  return { live, others, othersQueued };
+  return { live, others, queuedBy, activeAt };
+}
+
+function listUnder(lists: Map<string, string[]>, key: string, id: string): void {
+  const list = lists.get(key);
+  if (list === undefined) lists.set(key, [id]);
+  else list.push(id);
 }
 
 /** Calls `take` for each (id, count) pair of a flat HGETALL list; false when the list is malformed or `take` refuses. */
