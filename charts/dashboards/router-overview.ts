@@ -288,11 +288,14 @@ const sessionsAndKeys: RowSpec = {
       queries: [{ expr: sumRate(['reason'], 'switchyard_session_moves_total', ROUTER), legend: '{{reason}}' }],
     },
     {
-      title: 'Session lookups by result',
-      description: "Session assignment lookups per second: cache (the replica's recent copy), redis, miss (a new session), unavailable (Redis degraded: rendezvous hashing decided).",
+      title: 'Session and prefix placement lookups',
+      description: "Shared assignment lookups per second, by result: cache (the replica's recent copy), redis, miss (a new session or group), unavailable (Redis degraded: rendezvous hashing, or the replica's own placement, decided). Sessions by key; prefix groups for keyless prompts the prefix walk places (prefix affinity).",
       unit: 'ops',
       width: 6,
-      queries: [{ expr: sumRate(['result'], 'switchyard_session_lookups_total', ROUTER), legend: '{{result}}' }],
+      queries: [
+        { expr: sumRate(['result'], 'switchyard_session_lookups_total', ROUTER), legend: 'session {{result}}' },
+        { expr: sumRate(['result'], 'switchyard_prefix_placement_lookups_total', ROUTER), legend: 'prefix group {{result}}' },
+      ],
     },
     {
       title: 'Quota rejections by tenant',

@@ -20,6 +20,7 @@ import { BodyReader } from '../request/body-reader.ts';
 import { Classifier } from '../request/classify.ts';
 import { RequestLifecycle } from '../request/lifecycle.ts';
 import { PrefixFactsHook } from '../request/prefix-facts-hook.ts';
+import { PrefixPlacementHook, type PlacementRule } from '../request/prefix-placement-hook.ts';
 import { PrefixGroups } from '../request/prefix-groups.ts';
 import { RequestHooks, type RequestHook } from '../request/request-hooks.ts';
 import { spanEnd, type RequestTracer } from '../request/request-trace.ts';
@@ -183,10 +184,18 @@ function requestHooks(config: Config, deps: RequestPathDeps): RequestHooks {
   // Without Redis, rendezvous hashing keeps sessions together: nothing to look up or store.
   const sessions = deps.shared.redis?.sessions;
   if (sessions !== undefined) hooks.push(new SessionAssignmentHook(sessions, (engine) => underPressure(deps.view.byId(engine))));
+  const placements = deps.shared.redis?.prefixPlacements;
+  if (placements !== undefined) hooks.push(new PrefixPlacementHook(placements, placementRule(config, deps.view)));
   const accessLog = new AccessLog(config.accessLog, deps.accessLogOut);
   if (accessLog.enabled) hooks.push(accessLog);
   if (deps.tracer !== undefined) hooks.push(spanEnd);
   return new RequestHooks(hooks);
+}
+
+/** The prefix walk's rule for following a group's placement, from `routing.prefix` (a profile's own spread or minReuse is not seen here). */
+function placementRule(config: Config, view: LoadView): PlacementRule {
+  const { spread, minReuse } = config.routing.prefix;
+  return { minReuse, isRare: (model, share) => Math.ceil(spread * view.candidates(model).length * share) <= 1 };
 }
 
 /** A queue estimated or shown at the engine: where a replica may move sessions off (see SessionAssignmentHook). */

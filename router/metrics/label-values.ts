@@ -24,7 +24,7 @@ export const RETRY_REASONS = ['connect', 'reset'] as const satisfies readonly Up
 export type RetryReason = (typeof RETRY_REASONS)[number];
 
 /** The shared state's background tasks (router/state/background-task.ts). */
-export const SHARED_STATE_TASKS = ['fleet_publish', 'safe_start_share', 'quota_refresh', 'session_write'] as const;
+export const SHARED_STATE_TASKS = ['fleet_publish', 'safe_start_share', 'quota_refresh', 'session_write', 'prefix_placement_write'] as const;
 /** The process-level net: failures no task caught. */
 export const PROCESS_FAILURES = ['unhandled_rejection', 'uncaught_exception'] as const;
 /** The `task` values of `switchyard_background_failures_total`. */
@@ -47,7 +47,7 @@ export const BREAKER_STATES = ['open', 'half-open', 'closed'] as const;
 /** One of {@link BREAKER_STATES}. */
 export type BreakerState = (typeof BREAKER_STATES)[number];
 
-/** Where a session's assignment came from; the `result` label of `switchyard_session_lookups_total`. */
+/** Where a session's assignment (or a prefix group's shared placement) came from; the `result` label of `switchyard_session_lookups_total` and `switchyard_prefix_placement_lookups_total`. */
 export const SESSION_LOOKUP_RESULTS = ['cache', 'redis', 'miss', 'unavailable'] as const;
 /** One of {@link SESSION_LOOKUP_RESULTS}. */
 export type SessionLookupResult = (typeof SESSION_LOOKUP_RESULTS)[number];

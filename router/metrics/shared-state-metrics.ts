@@ -37,6 +37,7 @@ export class SharedStateMetrics {
   readonly #breaker: Counter<'to'>;
   readonly #moves: Counter<'reason'>;
   readonly #lookups: Counter<'result'>;
+  readonly #placementLookups: Counter<'result'>;
   readonly #quotaRejections: Counter<'tenant' | 'limit'>;
   readonly #authFailures: Counter<'reason'>;
 
@@ -74,6 +75,12 @@ export class SharedStateMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.#placementLookups = new Counter({
+      name: 'switchyard_prefix_placement_lookups_total',
+      help: `Shared placement lookups of rare prefix groups (prefix affinity with Redis), by result: ${listLabelValues(SESSION_LOOKUP_RESULTS, { cache: "this replica's recent copy", miss: 'not placed yet', unavailable: "Redis degraded: the replica's own placement decides" })}.`,
+      labelNames: ['result'],
+      registers,
+    });
     this.#quotaRejections = new Counter({
       name: 'switchyard_quota_rejections_total',
       help: `Requests refused with 429 for their tenant quota, by tenant and limit (${listLabelValues(QUOTA_LIMITS)}).`,
@@ -108,6 +115,10 @@ export class SharedStateMetrics {
 
   countSessionLookup(result: SessionLookupResult): void {
     this.#lookups.labels(result).inc();
+  }
+
+  countPrefixPlacementLookup(result: SessionLookupResult): void {
+    this.#placementLookups.labels(result).inc();
   }
 
   /** `tenant` comes from the API keys file (a bounded, operator-chosen set). */

@@ -39,6 +39,12 @@ export interface PrefixFacts {
   readonly reuse: number;
   /** The engine (its id hash) this replica sent the group's last request to, if any: a rare group follows it (it holds the group's cache). */
   readonly placedOn?: number | undefined;
+  /**
+   * With Redis: the engine id the fleet's shared placement of the group names (the prefix
+   * placement hook sets `placedOn` to it); null when none is stored; undefined when not
+   * looked up (no Redis, Redis away, or a group whose placement is not followed).
+   */
+  readonly fleetPlacement?: string | null | undefined;
 }
 
 /** What scheduling may know about a request. Built once per request. */

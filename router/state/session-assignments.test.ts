@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import { configSchema } from '../config/schema.ts';
 import type { SessionLookupResult } from '../metrics/label-values.ts';
 import { createRedisClient } from './redis-client.ts';
-import { MAX_ENGINE_ID_LENGTH, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
+import { MAX_ENGINE_ID_LENGTH, PREFIX_PLACEMENT_SPACE, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
 import { SessionNames, legacySessionName } from './session-names.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
@@ -159,6 +160,34 @@ describe('SessionAssignments against a real redis-server', () => {
     const gets = a!.commands.filter((c) => c === 'session_get').length;
     assert.equal(touches, 3, '50 s of traffic with a 60 s TTL: refreshed at 15, 30 and 45 s');
     assert.equal(gets, 50, 'one GET per second of traffic (the local copy lasts 1 s)');
+  });
+
+  it('keeps a provisional assignment briefly until a replica reads it, which slides it to the full TTL; prefix placements have their own key space', async () => {
+    const [a, b] = await start(2, { ttlMs: 600_000 });
+    const redis = new Redis(server.url);
+    try {
+      const placementsOf = (r: Replica) => new SessionAssignments<string>(r.store, { ttlMs: 600_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {}, () => r.clock, () => {}, PREFIX_PLACEMENT_SPACE);
+      const [placeA, placeB] = [placementsOf(a!), placementsOf(b!)];
+      placeA.assign('g1', undefined, 'e1', 60_000);
+      placeA.assign('g2', undefined, 'e2');
+      await settle();
+      const ttl = (key: string) => redis.pttl(`sessions-test:${key}`);
+      assert.ok((await ttl('prefix-v1:g1')) > 50_000 && (await ttl('prefix-v1:g1')) <= 60_000, 'provisional: a minute');
+      assert.ok((await ttl('prefix-v1:g2')) > 590_000, 'not provisional: the full TTL');
+      assert.equal(await redis.exists('sessions-test:session-v2:g1'), 0, 'not in the sessions key space');
+      assert.equal(await placeB.lookUp('g1'), 'e1');
+      await settle();
+      assert.ok((await ttl('prefix-v1:g1')) > 590_000, "another replica's read slides it to the full TTL");
+      placeA.assign('g3', undefined, 'e3', 60_000);
+      await settle();
+      a!.clock += 2_000;
+      assert.equal(await placeA.lookUp('g3'), 'e3');
+      await settle();
+      assert.ok((await ttl('prefix-v1:g3')) > 590_000, "so does the writer's own next read");
+      assert.ok(a!.commands.includes('prefix_placement_set') && a!.commands.includes('prefix_placement_get'), 'counted under their own command names');
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('rolling upgrade: a miss under the new name reads the name an older release stored, once, and stores it under the new name', async () => {

@@ -31,13 +31,17 @@
  * answer; the claim and move scripts overwrite such a value instead of
  * sending it back.
  *
+ * The same machinery holds where each rare prefix group's last request
+ * went, in its own key space (`prefix-v1:<name>`, {@link PREFIX_PLACEMENT_SPACE}),
+ * so that every replica follows one placement of a shared document.
+ *
  * Rolling upgrade: releases before tenant-scoped names stored
  * `session:<SHA-256 of the key>`. A lookup that misses under the new name
  * reads that old name once (a GET) and, when it holds an engine, stores it
  * under the new name, so conversations placed by old replicas keep their
  * engine while the fleet upgrades. The old name is never written.
  */
-import type { SessionLookupResult } from '../metrics/label-values.ts';
+import type { BackgroundTask, SessionLookupResult } from '../metrics/label-values.ts';
 import { runTask, type TaskFailureReporter } from './background-task.ts';
 import { legacySessionName, type SessionName } from './session-names.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
@@ -67,10 +71,40 @@ if current == false or current == ARGV[1] or string.len(current) > tonumber(ARGV
   return ARGV[2]
 end
 return current`;
-/** A session's first assignment (one script body with {@link MOVE}: the metric label tells them apart). */
-const SET = new LuaScript('session_set', CLAIM);
-/** A move off an engine that failed the filters. */
-const MOVE = new LuaScript('session_move', CLAIM);
+/**
+ * One kind of shared assignment: the Redis key space its names live in and
+ * the labels its commands and its write task are counted by. A first
+ * assignment and a move run one script body under two labels.
+ */
+export interface AssignmentSpace {
+  /** Key prefix before the name (after the install's `redis.keyPrefix`). */
+  readonly keyspace: string;
+  readonly get: string;
+  readonly touch: string;
+  readonly set: LuaScript;
+  readonly move: LuaScript;
+  readonly write: BackgroundTask;
+}
+
+/** Sessions: `session-v2:<name>`. */
+export const SESSION_SPACE: AssignmentSpace = {
+  keyspace: 'session-v2',
+  get: 'session_get',
+  touch: 'session_touch',
+  set: new LuaScript('session_set', CLAIM),
+  move: new LuaScript('session_move', CLAIM),
+  write: 'session_write',
+};
+
+/** The engine a rare prefix group's last request went to (router/request/prefix-placement-hook.ts): `prefix-v1:<name>`. */
+export const PREFIX_PLACEMENT_SPACE: AssignmentSpace = {
+  keyspace: 'prefix-v1',
+  get: 'prefix_placement_get',
+  touch: 'prefix_placement_touch',
+  set: new LuaScript('prefix_placement_set', CLAIM),
+  move: new LuaScript('prefix_placement_move', CLAIM),
+  write: 'prefix_placement_write',
+};
 
 interface Entry {
   engine: string;
@@ -100,8 +134,13 @@ function claimedEngineOf(reply: unknown): string | undefined {
   return engineIdOf(reply) ?? undefined;
 }
 
-export class SessionAssignments {
+/**
+ * The assignments of one {@link AssignmentSpace}; sessions by default, whose
+ * names are {@link SessionName}s.
+ */
+export class SessionAssignments<Name extends string = SessionName> {
   readonly #store: SharedStore;
+  readonly #space: AssignmentSpace;
   readonly #settings: SessionAssignmentSettings;
   readonly #count: (result: SessionLookupResult) => void;
   readonly #now: () => number;
@@ -117,8 +156,10 @@ export class SessionAssignments {
     countLookup: (result: SessionLookupResult) => void,
     now: () => number = Date.now,
     onTaskFailure: TaskFailureReporter = () => {},
+    space: AssignmentSpace = SESSION_SPACE,
   ) {
     this.#store = store;
+    this.#space = space;
     this.#settings = settings;
     this.#count = countLookup;
     this.#now = now;
@@ -142,7 +183,7 @@ export class SessionAssignments {
   }
 
   /** The assignment this replica read or made within `localCacheMs`; no I/O but a due TTL refresh (not awaited). */
-  cached(name: SessionName): string | undefined {
+  cached(name: Name): string | undefined {
     const entry = this.#local.get(name);
     if (entry === undefined) return undefined;
     const now = this.#now();
@@ -159,7 +200,7 @@ export class SessionAssignments {
    * the client's key itself, lets a miss read the name an older release
    * stored (see the rolling upgrade above); omit it to skip that read.
    */
-  async lookUp(digest: SessionName, legacyKey?: string): Promise<string | null | undefined> {
+  async lookUp(digest: Name, legacyKey?: string): Promise<string | null | undefined> {
     const stale = this.#local.get(digest);
     const stored = await this.#get(this.#key(digest));
     if (stored === null && stale === undefined && legacyKey !== undefined) {
@@ -198,26 +239,30 @@ export class SessionAssignments {
    * The session went to `to`: its first assignment when `from` is undefined
    * (the first writer wins; a replica that lost the race adopts the winner
    * for the session's next request), else a move off `from`. Not awaited.
+   * With `provisionalTtlMs`, Redis keeps it that long instead of `ttlMs`
+   * until it is read again (by any replica), which slides it to `ttlMs`: for
+   * an assignment that may never be asked for (a prompt seen once).
    */
-  assign(name: SessionName, from: string | undefined, to: string): void {
-    this.#assign(name, from, to);
+  assign(name: Name, from: string | undefined, to: string, provisionalTtlMs?: number): void {
+    this.#assign(name, from, to, provisionalTtlMs);
   }
 
   /** GET, not a script: it is a read, so a Redis at its memory cap still answers it. Undefined: no answer. */
   async #get(key: string): Promise<string | null | undefined> {
-    return this.#store.status === 'up' ? this.#store.run('session_get', (client) => client.get(key), engineIdOf) : undefined;
+    return this.#store.status === 'up' ? this.#store.run(this.#space.get, (client) => client.get(key), engineIdOf) : undefined;
   }
 
-  #assign(digest: string, from: string | undefined, to: string): void {
+  #assign(digest: string, from: string | undefined, to: string, provisionalTtlMs?: number): void {
     const now = this.#now();
-    this.#remember(digest, to, now, now);
+    // A provisional TTL counts as never slid, so this replica's next read slides it too.
+    this.#remember(digest, to, now, provisionalTtlMs === undefined ? now : 0);
     // Degraded: keep it locally; the session's first lookup after recovery misses and stores it then.
     if (this.#store.status !== 'up') return;
-    const args = [from ?? '', to, this.#settings.ttlMs, MAX_ENGINE_ID_LENGTH];
+    const args = [from ?? '', to, provisionalTtlMs ?? this.#settings.ttlMs, MAX_ENGINE_ID_LENGTH];
     void runTask(
-      'session_write',
+      this.#space.write,
       async () => {
-        const engine = await this.#store.script(from === undefined ? SET : MOVE, [this.#key(digest)], args, claimedEngineOf);
+        const engine = await this.#store.script(from === undefined ? this.#space.set : this.#space.move, [this.#key(digest)], args, claimedEngineOf);
         if (engine !== undefined && engine !== to) this.#remember(digest, engine, this.#now(), now);
       },
       this.#report,
@@ -248,10 +293,10 @@ export class SessionAssignments {
     if (now - entry.refreshedAt < this.#settings.ttlMs / 4) return;
     entry.refreshedAt = now;
     // The reply (1 or 0) carries nothing this replica needs.
-    void this.#store.run('session_touch', (client) => client.pexpire(this.#key(digest), this.#settings.ttlMs), () => true);
+    void this.#store.run(this.#space.touch, (client) => client.pexpire(this.#key(digest), this.#settings.ttlMs), () => true);
   }
 
   #key(digest: string): string {
-    return this.#store.key(`session-v2:${digest}`);
+    return this.#store.key(`${this.#space.keyspace}:${digest}`);
   }
 }

@@ -217,6 +217,9 @@ async function startFleet(binary: string): Promise<Fleet> {
         load: { capacity: Object.fromEntries(ENGINES.filter((e) => e.capacityUnknown !== true).map((e) => [(engines.get(e.name) as EngineSimulator).url, e.maxSeqs])) },
         redis: { url: redis.url },
         auth: { apiKeysFile },
+        // m-gamma's keyless one-shot prompts go through prefix affinity, so the shared prefix
+        // placement lookups have series (one engine: where they go does not change).
+        routing: { modelPolicies: { 'm-gamma': 'prefix-affinity' } },
       }),
     );
     for (let i = 0; i < 2; i++) routers.push(await startRouterProcess(['--config', configFile, ...ROUTER_FLAGS, ...backends]));

@@ -161,6 +161,39 @@ describe('replicas sharing state through Redis', () => {
     await Promise.all(replicas.splice(0).map((r) => r.router.close()));
   });
 
+  it('sends a shared document where another replica placed it (prefix affinity, keyless requests)', async () => {
+    const prefix = [...flags, '--routing-policy', 'prefix-affinity'];
+    // A knows only the first engine, so it places every document there; B knows all three and,
+    // on its own, would place each where its load view or the document's hash says.
+    const a = await startReplica([engines[0]!.url], prefix);
+    const b = await startReplica(engines.map((e) => e.url), prefix);
+    replicas.push(a, b);
+    // A replica routes its first requests before its first scrape on what it knows without one.
+    await waitFor(() => [...b.router.view.all()].every((s) => s.scraped !== undefined));
+    const documents = Array.from({ length: 6 }, (_, d) => `document ${d} `.repeat(800));
+    const ask = (base: string, d: number, id: string) =>
+      postJson(`${base}/v1/chat/completions`, { model: MODEL, max_tokens: 2, messages: [{ role: 'system', content: documents[d] }, { role: 'user', content: `question ${id}` }] }, { 'x-request-id': id });
+    for (let d = 0; d < documents.length; d++) assert.equal((await ask(a.base, d, `place-${d}`)).status, 200);
+    // The placements are stored after the decision, not awaited by the request.
+    for (const deadline = Date.now() + 5_000; (await metric(a.admin, 'switchyard_shared_state_command_duration_seconds_count{command="prefix_placement_set"}')) < documents.length; ) {
+      assert.ok(Date.now() < deadline, 'A stored its placements');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (let d = 0; d < documents.length; d++) {
+      assert.equal((await ask(b.base, d, `follow-${d}`)).status, 200);
+      // By chance all six would land on engine 0 one time in 729.
+      assert.equal(servedBy(engines, `follow-${d}`), 0, `document ${d} went where B would have placed it itself`);
+    }
+    assert.equal(await metric(b.admin, 'switchyard_prefix_placement_lookups_total{result="redis"}'), documents.length);
+    // A conversation's later turns go by its own hash, never looked up.
+    assert.equal(
+      (await postJson(`${b.base}/v1/chat/completions`, { model: MODEL, max_tokens: 2, messages: [{ role: 'system', content: documents[0] }, { role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'more' }] })).status,
+      200,
+    );
+    assert.equal(await metric(b.admin, 'switchyard_prefix_placement_lookups_total{result="redis"}') + (await metric(b.admin, 'switchyard_prefix_placement_lookups_total{result="miss"}')), documents.length);
+    await Promise.all(replicas.splice(0).map((r) => r.router.close()));
+  });
+
   it('moves a conversation only off an engine that fails the filters, records why, and the other replica follows', async () => {
     const capped = [...flags, '--admission-max-in-flight-per-endpoint', '2'];
     const a = await startReplica([engines[0]!.url, engines[1]!.url], capped);

@@ -64,15 +64,17 @@ export class PrefixAffinityScorer implements OrderingScorer {
   }
 
   /**
-   * Applies to a prompt whose group the table knows or that carries history:
-   * its home may hold something. A prompt with neither (a new conversation, a
-   * new document) is placed at home only while the model's traffic shows
-   * reuse; on traffic without reuse, homes would only cost balance.
+   * Applies to a prompt whose group the table knows, that carries history,
+   * or whose group was placed (by another replica, through Redis): an engine
+   * may hold something for it. A prompt with none of these (a new
+   * conversation, a new document) is placed at home only while the model's
+   * traffic shows reuse; on traffic without reuse, homes would only cost
+   * balance.
    */
   applies(facts: RequestFacts): boolean {
     const prefix = facts.prefix;
     if (prefix === undefined) return false;
-    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse;
+    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse || prefix.placedOn !== undefined;
   }
 
   order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {

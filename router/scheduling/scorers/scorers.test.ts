@@ -73,6 +73,8 @@ describe('prefix affinity scorer', () => {
     // A known group, or history, may be cached at home whatever the traffic as a whole shows.
     assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01, share: 0.01 }) })), true);
     assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01, historyTokens: 100 }) })), true);
+    // So may a group another replica placed (shared placements, Redis).
+    assert.equal(scorer.applies(facts({ prefix: { ...prefixFacts(1, 2, { reuse: 0.01 }), placedOn: 12345 } })), true);
   });
   it('returns a permutation of distinct candidates, at most MAX_ORDERED (property)', () => {
     fc.assert(
