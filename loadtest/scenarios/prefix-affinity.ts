@@ -16,10 +16,14 @@
  * past capacity switchyard and the oracle shed at 5 waiting (switchyard's
  * default). Every row reports served and shed counts either way.
  *
+ * With `--rounds N` every row runs N times, round after round (so slow
+ * drifts of the machine fall on every router alike), each round with its own
+ * arrivals; the bars judge each setup's median, and the report shows the range.
+ *
  *   npm run bench -- prefix-affinity [--quick | --smoke] [--workloads A,B] [--routers ...]
- *     [--replicas 1,3] [--loads 0.7,1.2] [--duration-s N] [--warmup-s N] [--seed N] [--out DIR]
+ *     [--replicas 1,3] [--loads 0.7,1.2] [--rounds N] [--duration-s N] [--warmup-s N] [--seed N] [--out DIR]
  */
-import { BARS, judge, table, workloadLines, type LoadedRow } from './prefix-report.ts';
+import { BARS, judge, roundsTable, table, workloadLines, type LoadedRow } from './prefix-report.ts';
 import { derivedCapacity, probedCapacity, type Capacity } from './prefix-capacity.ts';
 import { FLEET } from './prefix-fleet.ts';
 import { BUSY_CORE_LIMIT, runRow, type RowSpec } from './prefix-runner.ts';
@@ -38,6 +42,8 @@ interface Plan {
   readonly drainMs: number;
   /** Probe least-load's capacity per workload (else assume no cache hits: prefix-capacity.ts). */
   readonly probe: boolean;
+  /** Times every row runs, round after round. */
+  readonly rounds: number;
 }
 
 const ALL_ROUTERS: readonly RouterName[] = ROUTER_NAMES;
@@ -49,9 +55,9 @@ const ALL_ROUTERS: readonly RouterName[] = ROUTER_NAMES;
  * the shape at under half the time; smoke (CI) checks one workload end to end.
  */
 const PLANS: Readonly<Record<'full' | 'quick' | 'smoke', Plan>> = {
-  full: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 20_000, durationMs: 30_000, drainMs: 60_000, probe: true },
-  quick: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 12_000, durationMs: 12_000, drainMs: 60_000, probe: true },
-  smoke: { workloads: ['A'], routers: ['least-load', 'prefix-affinity', 'oracle'], replicas: [1], loads: [0.7], warmupMs: 3_000, durationMs: 4_000, drainMs: 5_000, probe: false },
+  full: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 20_000, durationMs: 30_000, drainMs: 60_000, probe: true, rounds: 3 },
+  quick: { workloads: WORKLOAD_NAMES, routers: ALL_ROUTERS, replicas: [1, 3], loads: [0.7, 1.2], warmupMs: 12_000, durationMs: 12_000, drainMs: 60_000, probe: true, rounds: 1 },
+  smoke: { workloads: ['A'], routers: ['least-load', 'prefix-affinity', 'oracle'], replicas: [1], loads: [0.7], warmupMs: 3_000, durationMs: 4_000, drainMs: 5_000, probe: false, rounds: 1 },
 };
 
 function list<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
@@ -75,6 +81,8 @@ function rowsOf(plan: Plan, w: WorkloadName, load: number): { router: RouterName
     for (const router of plan.routers) {
       // One oracle sees every engine's cache; round-robin through N round-robin routers is still round-robin.
       if ((router === 'oracle' || router === 'round-robin') && replicas !== plan.replicas[0]) continue;
+      // One replica has nothing to share.
+      if (router === 'prefix-affinity-redis' && replicas === 1) continue;
       if (isPeer(router) && (load > 1 || (w !== 'A' && w !== 'B'))) continue;
       out.push({ router, replicas });
     }
@@ -97,36 +105,44 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
     loads: numbers(x['loads'], 'loads') ?? base.loads,
     ...(durationS === undefined ? {} : { durationMs: durationS * 1000 }),
     ...(warmupS === undefined ? {} : { warmupMs: warmupS * 1000 }),
+    rounds: Math.max(1, Math.round(numbers(x['rounds'], 'rounds')?.[0] ?? base.rounds)),
   };
   const seed = Number(x['seed'] ?? 1);
+  const { rounds } = plan;
   const rows: LoadedRow[] = [];
   const capacities: Partial<Record<WorkloadName, Capacity>> = {};
   const descriptions: Partial<Record<WorkloadName, string>> = {};
-  for (const [wi, name] of plan.workloads.entries()) {
+  for (const name of plan.workloads) {
     const w = workload(name, seed);
     descriptions[name] = w.description;
     const capacity = plan.probe ? await probedCapacity(w, plan, seed) : derivedCapacity(w);
     capacities[name] = capacity;
     console.error(`${name}: least-load capacity ${capacity.perS.toFixed(1)} req/s (${capacity.how}: ${capacity.uncachedTokens.toFixed(0)} of ${capacity.promptTokens.toFixed(0)} prompt tokens to prefill per request)`);
-    for (const load of plan.loads) {
-      const ratePerS = load * capacity.perS;
-      for (const { router, replicas } of rowsOf(plan, name, load)) {
-        const spec: RowSpec = {
-          workload: w,
-          router,
-          replicas,
-          conversationsPerS: ratePerS / w.meanTurns,
-          shedding: load > 1,
-          warmupMs: warmupMsFor(w, plan.warmupMs, ratePerS),
-          durationMs: plan.durationMs,
-          drainMs: plan.drainMs,
-          // The same arrivals for every router at this workload and load.
-          seed: seed * 1_000 + wi * 10 + plan.loads.indexOf(load),
-          id: `${name}${Math.round(load * 100)}-${router}-${replicas}`,
-        };
-        const row: LoadedRow = { ...(await runRow(spec)), load, ratePerS };
-        rows.push(row);
-        console.error(progressLine(row));
+  }
+  for (let round = 1; round <= rounds; round++) {
+    for (const [wi, name] of plan.workloads.entries()) {
+      const w = workload(name, seed);
+      const capacity = capacities[name] as Capacity;
+      for (const load of plan.loads) {
+        const ratePerS = load * capacity.perS;
+        for (const { router, replicas } of rowsOf(plan, name, load)) {
+          const spec: RowSpec = {
+            workload: w,
+            router,
+            replicas,
+            conversationsPerS: ratePerS / w.meanTurns,
+            shedding: load > 1,
+            warmupMs: warmupMsFor(w, plan.warmupMs, ratePerS),
+            durationMs: plan.durationMs,
+            drainMs: plan.drainMs,
+            // The same arrivals for every router at this workload, load and round.
+            seed: seed * 1_000 + wi * 10 + plan.loads.indexOf(load) + (round - 1) * 100_000,
+            id: `${name}${Math.round(load * 100)}-${router}-${replicas}-r${round}`,
+          };
+          const row: LoadedRow = { ...(await runRow(spec)), load, ratePerS, round };
+          rows.push(row);
+          console.error(progressLine(row));
+        }
       }
     }
   }
@@ -146,16 +162,22 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
     '',
     bars.markdown(options),
     '',
+    `Medians over ${rounds} round${rounds === 1 ? '' : 's'} (each round runs every row in turn, with its own arrivals):`,
+    '',
+    roundsTable(rows),
+    '',
+    'Every row:',
+    '',
     table(rows),
     '',
     `Hit ratio: Σ Δ\`vllm:prefix_cache_hits_total\` / Σ Δ\`vllm:prefix_cache_queries_total\` over the engines in the measured window (tokens). TTFT: from when a request was due (its conversation's arrival, or the previous reply plus think time) to its first SSE event, over served requests due in the window. Running max/mean: every 100 ms, the largest engine's running count over the mean, averaged over the window. Busiest core: /proc/stat over the window; a row with a core above ${pct(BUSY_CORE_LIMIT)} is marked invalid (the machine, not the router, set its latency) and fails its bars. Router CPU: the router processes' CPU time in the window per request completed in it. A conversation ends at its first shed or failed turn.`,
     '',
-    `Bars: A hit ratio ≥ ${BARS.minAffinityHitA} with least-load ≤ ${BARS.maxLeastLoadHitA}; TTFT p99 ≤ ${BARS.maxTtftP99ShareAB}× least-load on A and B, ≤ ${BARS.maxTtftP99ShareD}× on D; C running max/mean ≤ ${BARS.maxRunningImbalanceC}; each at every load and replica count run.`,
+    `Bars (prefix-affinity, and prefix-affinity-redis where run; medians over the rounds): A hit ratio ≥ ${BARS.minAffinityHitA} with least-load ≤ ${BARS.maxLeastLoadHitA}, TTFT p99 ≤ ${BARS.maxTtftP99ShareA}× least-load; B hit ratio ≥ ${BARS.minAffinityHitB}, TTFT p99 ≤ ${BARS.maxTtftP99ShareB}× least-load up to capacity and ≤ ${BARS.maxTtftP99ShareBOverload}× past it; C running max/mean ≤ ${BARS.maxRunningImbalanceC}; D and E TTFT p99 ≤ ${BARS.maxTtftP99ShareDE}× least-load; each at every load and replica count run. prefix-affinity-redis is compared with least-load at the same replica count, without Redis.`,
     '',
     'Routers:',
     ...routerLines(rows),
   ].join('\n');
-  writeResults(options, 'prefix-affinity', facts, { plan, seed, fleet: FLEET, capacities, bars: bars.list, rows }, markdown);
+  writeResults(options, 'prefix-affinity', facts, { plan, seed, rounds, fleet: FLEET, capacities, bars: bars.list, rows }, markdown);
   return bars.pass(options) ? 0 : 1;
 }
 
@@ -167,7 +189,7 @@ function routerLines(rows: readonly LoadedRow[]): string[] {
 }
 
 function progressLine(row: LoadedRow): string {
-  const head = `${row.workload} ${pct(row.load)} ${row.router} ×${row.replicas}`;
+  const head = `round ${row.round}: ${row.workload} ${pct(row.load)} ${row.router} ×${row.replicas}`;
   if (row.unavailable !== undefined) return `${head}: unavailable: ${row.unavailable}`;
   const w = row.window;
   return `${head}: sent ${w.sent}, served ${w.served}, shed ${w.shed}, failed ${w.failed}, hit ${row.hitRatio.toFixed(2)}, TTFT p50 ${w.ttftP50.toFixed(0)} p99 ${w.ttftP99.toFixed(0)} ms, running max/mean ${row.running.maxOverMean.toFixed(2)}, cores ${row.coreBusy.map(pct).join('/')}`;

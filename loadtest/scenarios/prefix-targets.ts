@@ -5,6 +5,7 @@
  * `cache_aware` policy. A setup that cannot start here comes back as a
  * reason, never an exception, so the row says why instead of ending the run.
  */
+import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
 import { startNginx } from './baselines/nginx.ts';
 import type { PeerRouterName } from './baselines/peer-router.ts';
 import type { EngineSimulator } from '../sim/server.ts';
@@ -14,8 +15,12 @@ import { waitUntilRoutable } from './run-policy.ts';
 import { startPeer, startRouterSystem, stopAll, type System } from './systems.ts';
 
 /** Router setups a row can run. */
-export const ROUTER_NAMES = ['round-robin', 'least-load', 'prefix-affinity', 'oracle', 'vllm-router', 'smg'] as const;
-/** One of {@link ROUTER_NAMES}: switchyard's policies, the oracle, and the peers' `cache_aware`. */
+export const ROUTER_NAMES = ['round-robin', 'least-load', 'prefix-affinity', 'prefix-affinity-redis', 'oracle', 'vllm-router', 'smg'] as const;
+/**
+ * One of {@link ROUTER_NAMES}: switchyard's policies, the oracle, and the peers' `cache_aware`.
+ * `prefix-affinity-redis` is prefix-affinity whose replicas share a fresh redis-server (shared
+ * placements and load); at one replica it is not run.
+ */
 export type RouterName = (typeof ROUTER_NAMES)[number];
 
 /** Whether `name` is a peer's router. */
@@ -55,7 +60,12 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
     return { url: oracle.url, description: `PrefixOracle (loadtest/scenarios/prefix-oracle.ts, in-process) over the simulators' true cache contents, maxWaiting ${spec.shedding ? SHED_AT_WAITING : 'unbounded'}`, pids: () => [], stop: () => oracle.close() };
   }
   const routers: System[] = [];
+  let redis: RedisServer | undefined;
+  const stopRedis = async () => {
+    await redis?.stop();
+  };
   try {
+    if (spec.router === 'prefix-affinity-redis') redis = await startRedisServer();
     for (let i = 0; i < spec.replicas; i++) {
       if (isPeer(spec.router)) {
         const peer = await startPeer(urls, MODEL, undefined, { peer: spec.router, policy: 'cache_aware' });
@@ -65,25 +75,35 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
         }
         routers.push(peer);
       } else {
-        const router = await startRouterSystem(urls, { name: `switchyard-${i + 1}`, args: switchyardArgs(spec) });
+        const router = await startRouterSystem(urls, { name: `switchyard-${i + 1}`, args: [...switchyardArgs(spec), ...(redis === undefined ? [] : ['--redis-url', redis.url])] });
         routers.push(router);
         if (router.adminUrl !== undefined) await waitUntilRoutable(router.adminUrl, urls);
       }
     }
   } catch (err) {
     await stopAll(routers);
+    await stopRedis();
     return { unavailable: firstLine(err) };
   }
-  const description = `${routers[0]?.description ?? ''}${spec.replicas > 1 ? `; ${spec.replicas} processes behind nginx round-robin` : ''}`;
+  const description = `${routers[0]?.description ?? ''}${spec.replicas > 1 ? `; ${spec.replicas} processes behind nginx round-robin` : ''}${redis === undefined ? '' : ', sharing one redis-server'}`;
   if (spec.replicas === 1) {
     const router = routers[0] as System;
-    return { url: router.url, description, pids: () => router.pids(), stop: () => router.stop() };
+    return {
+      url: router.url,
+      description,
+      pids: () => router.pids(),
+      stop: async () => {
+        await router.stop();
+        await stopRedis();
+      },
+    };
   }
   let nginx: Awaited<ReturnType<typeof startNginx>>;
   try {
     nginx = await startNginx({ upstreams: routers.map((r) => r.url) });
   } catch (err) {
     await stopAll(routers);
+    await stopRedis();
     return { unavailable: `nginx in front of ${spec.replicas} routers: ${firstLine(err)}` };
   }
   return {
@@ -93,6 +113,7 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
     stop: async () => {
       await nginx.stop();
       await stopAll(routers);
+      await stopRedis();
     },
   };
 }
@@ -106,7 +127,7 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
  */
 function switchyardArgs(spec: TargetSpec): string[] {
   return [
-    '--routing-policy', spec.router,
+    '--routing-policy', spec.router === 'prefix-affinity-redis' ? 'prefix-affinity' : spec.router,
     '--scrape-interval-ms', '250',
     '--load-default-capacity', String(FLEET.slots),
     '--load-safe-start-enabled', 'false',

@@ -21,11 +21,16 @@
  * - C, one long system prompt for everyone (an agent's instructions) and a
  *   short question of its own.
  * - D, no reuse: every prompt its own text, of the size of A's turns.
+ * - E, short prompts behind one short common prefix (a 200-token system
+ *   prompt everyone sends, a 100-token question of its own): a cache can
+ *   serve two thirds of each prompt, but prefill is a small part of a
+ *   request's time, so spreading the batches is what matters; prefix
+ *   affinity must cost nothing here.
  */
 import { seededRng, type Rng } from '../sim/random.ts';
 
 /** Workload names, in report order. */
-export const WORKLOAD_NAMES = ['A', 'B', 'C', 'D'] as const;
+export const WORKLOAD_NAMES = ['A', 'B', 'C', 'D', 'E'] as const;
 /** One of {@link WORKLOAD_NAMES}. */
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
@@ -94,6 +99,8 @@ const B = { documents: 150, documentTokens: 6_000, questionTokens: 1_200 } as co
 const C = { systemTokens: 8_000, questionTokens: 200 } as const;
 /** Workload D: about A's mean turn size, never reused. */
 const D = { promptTokens: 1_800 } as const;
+/** Workload E: a short common prefix, short questions. */
+const E = { systemTokens: 200, questionTokens: 100 } as const;
 
 /** A seed per (run seed, workload, index), so conversations do not depend on the order they are made in. */
 function seedOf(seed: number, salt: number, index: number): number {
@@ -207,6 +214,22 @@ function workloadD(seed: number): Workload {
   };
 }
 
+function workloadE(seed: number): Workload {
+  const system = text(seededRng(seedOf(seed, 104, 0)), E.systemTokens);
+  return {
+    name: 'E',
+    description: `short prompts behind a short common prefix: one ${E.systemTokens}-token system prompt for everyone, a ${E.questionTokens}-token question of its own; one request per user`,
+    meanTurns: 1,
+    meanThinkMs: 0,
+    warmupRequests: 0,
+    meanPromptTokens: E.systemTokens + E.questionTokens,
+    conversation(index) {
+      const question = text(seededRng(seedOf(seed, 4, index)), E.questionTokens);
+      return { turns: 1, opening: [{ role: 'system', content: system }], userMessage: () => question, thinkMs: () => 0 };
+    },
+  };
+}
+
 /** The warm-up a row of `w` at `ratePerS` needs: at least `minMs`, and long enough for `w.warmupRequests` (ms). */
 export function warmupMsFor(w: Workload, minMs: number, ratePerS: number): number {
   return Math.max(minMs, Math.ceil((w.warmupRequests / ratePerS) * 1000));
@@ -223,6 +246,8 @@ export function workload(name: WorkloadName, seed: number): Workload {
       return workloadC(seed);
     case 'D':
       return workloadD(seed);
+    case 'E':
+      return workloadE(seed);
   }
 }
 

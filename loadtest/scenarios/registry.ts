@@ -77,12 +77,13 @@ const SCENARIO_OPTIONS = {
   ],
   'cold-start': [],
   'prefix-affinity': [
-    { name: 'workloads', value: 'LIST', description: 'comma-separated of A,B,C,D (default: all; smoke A)' },
-    { name: 'routers', value: 'LIST', description: 'comma-separated of round-robin,least-load,prefix-affinity,oracle,vllm-router,smg (default: all)' },
+    { name: 'workloads', value: 'LIST', description: 'comma-separated of A,B,C,D,E (default: all; smoke A)' },
+    { name: 'routers', value: 'LIST', description: 'comma-separated of round-robin,least-load,prefix-affinity,prefix-affinity-redis,oracle,vllm-router,smg (default: all)' },
     { name: 'replicas', value: 'LIST', description: 'router processes behind nginx (default 1,3; round-robin and the oracle run at 1 only)' },
     { name: 'loads', value: 'LIST', description: "shares of least-load's capacity (default 0.7,1.2; peers run at loads ≤ 1 on A and B)" },
     { name: 'duration-s', value: 'N', description: 'measured seconds per row (default 30; quick 12; smoke 4)' },
     { name: 'warmup-s', value: 'N', description: 'unmeasured seconds before that (default 20; quick 12; smoke 3)' },
+    { name: 'rounds', value: 'N', description: 'interleaved rounds, each with its own arrivals (default 3; quick and smoke 1); the bars take the median of the rounds' },
     { name: 'seed', value: 'N', description: 'workload and arrival seed (default 1)' },
   ],
   'shared-state': [],
@@ -192,7 +193,7 @@ export const SCENARIOS: readonly ScenarioEntry[] = [
   scenario('prefix-affinity', {
     title: "Prefix affinity: keyless traffic routed to the engines' prefix caches",
     about:
-      "Eight engine simulators (24 slots, a 384k-token LRU prefix cache, 12k tokens/s prefill) under four seeded workloads: A keyless multi-turn chat resending its history, B users over 150 shared 6k-token documents, C one shared system prompt, D no reuse; at 70% and 120% of least-load's capacity (probed per workload), through switchyard round-robin, least-load and prefix-affinity (1 router, and 3 behind nginx round-robin), an oracle routing on the engines' true caches, and the `cache_aware` policies of vllm-router and SGLang's smg (A and B at 70%; nothing sheds at 70%, switchyard and the oracle shed at 5 waiting at 120%). Reports the engines' token-weighted prefix hit ratio, TTFT, served/shed/failed, batch balance and per-core CPU. Bars: A hit ratio ≥ 0.85 at 1 and 3 replicas with least-load ≤ 0.6; TTFT p99 ≤ 0.5× least-load on A and B, ≤ 1.1× on D; C time-averaged max/mean running ≤ 1.5.",
+      "Eight engine simulators (24 slots, a 384k-token LRU prefix cache, 12k tokens/s prefill) under five seeded workloads: A keyless multi-turn chat resending its history, B users over 150 shared 6k-token documents, C one shared system prompt, D no reuse, E short prompts behind a short common prefix; at 70% and 120% of least-load's capacity (probed per workload), through switchyard round-robin, least-load and prefix-affinity (1 router, and 3 behind nginx round-robin, without and with a shared Redis), an oracle routing on the engines' true caches, and the `cache_aware` policies of vllm-router and SGLang's smg (A and B at 70%; nothing sheds at 70%, switchyard and the oracle shed at 5 waiting at 120%), in interleaved rounds (3 by default). Reports the engines' token-weighted prefix hit ratio, TTFT, served/shed/failed, batch balance and per-core CPU, each setup's median and range over the rounds. Bars on the medians: A hit ratio ≥ 0.85 at 1 and 3 replicas with least-load ≤ 0.6, TTFT p99 ≤ 0.5× least-load; B hit ratio ≥ 0.75, TTFT p99 ≤ 0.7× least-load at 70% and ≤ 1.0× at 120%; C time-averaged max/mean running ≤ 1.5; D and E TTFT p99 ≤ 1.1× least-load.",
     // The engines and the clients share this process; it prints one line per row.
     ignores: ['generators', 'quiet'],
     run: async (argv) => (await import('./prefix-affinity.ts')).prefixAffinity(argv),
