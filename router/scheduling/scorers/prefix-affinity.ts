@@ -89,6 +89,11 @@ export class PrefixAffinityScorer implements OrderingScorer {
       conversationWeight[i] = mix32(prefix.keys.conversation, idHash);
     }
     const tier = Math.min(n, Math.max(1, Math.ceil(this.#settings.spread * n * prefix.share)));
+    // A group every engine serves, and no history: every engine holds what this prompt can reuse
+    // (or none does), so no order gains anything, and one order for every such request (an
+    // identical prompt sent many times) filled the first engines to the bound and left the last
+    // unused. Least load places it; its conversation's later turns, which have history, go home.
+    if (tier === n && prefix.keys.historyTokens === 0) return 0;
     const wanted = Math.min(n, max);
     // A rare group lives on one engine: the one its last request went to, which holds its cache,
     // wherever that was placed (a first sighting by load, a spill); its home when it went nowhere else.

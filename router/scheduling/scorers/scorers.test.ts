@@ -80,7 +80,8 @@ describe('prefix affinity scorer', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 120 }), fc.integer(), fc.integer(), fc.double({ min: 0, max: 1, noNaN: true }), (n, c, g, share) => {
         const { ids } = place(fleet(n), c >>> 0, g >>> 0, share);
-        assert.equal(ids.length, Math.min(n, MAX_ORDERED));
+        // A group every engine serves, without history, is left to least load.
+        assert.equal(ids.length, Math.ceil(2 * n * share) >= n ? 0 : Math.min(n, MAX_ORDERED));
         assert.equal(new Set(ids).size, ids.length);
       }),
       { numRuns: 200 },
@@ -121,8 +122,15 @@ describe('prefix affinity scorer', () => {
     // k = ⌈2 × 8 × 0.25⌉ = 4 engines in the first tier.
     assert.equal(homes.size, 4);
     const everyone = new Set<string | undefined>();
-    for (let c = 0; c < 400; c++) everyone.add(place(pods, c, 7, 1).ids[0]);
+    for (let c = 0; c < 400; c++) everyone.add(place(pods, c, 7, 1, 100).ids[0]);
     assert.equal(everyone.size, 8);
+  });
+  it('leaves a prompt without history of a group every engine serves to least load: an identical prompt sent many times is spread, not piled on a few engines', () => {
+    const pods = fleet(8);
+    assert.deepEqual(place(pods, 3, 7, 1).ids, [], 'declined: every engine holds what it can reuse');
+    assert.deepEqual(place(pods, 3, 7, 0.5).ids, [], 'a tier of ⌈2 × 8 × 0.5⌉ = 8: every engine');
+    assert.equal(place(pods, 3, 7, 0.25).ids.length, 8, 'a tier of 4 is a subset: ordered');
+    assert.equal(place(pods, 3, 7, 1, 100).ids.length, 8, 'a later turn goes to its conversation home');
   });
   it('gives the home credit for the history it holds, the rest of the first tier none without a shared prefix', () => {
     const { credit: given } = place(fleet(8), 1, 2, 0, 4_096);
@@ -134,8 +142,9 @@ describe('prefix affinity scorer', () => {
     const context = (share: number) => contextOf(fleet(8), facts({ prefix: prefixFacts(1, 2, { share, sharedPrefixTokens: 8_192 }) }));
     subset.order(context(0.125), MAX_ORDERED, order, credit); // tier of 2 engines
     assert.deepEqual([...credit.subarray(0, 3)], [1, 1, 0]);
-    subset.order(context(1), MAX_ORDERED, order, credit); // every engine in the tier: no engine gains by keeping it
-    assert.deepEqual([...credit.subarray(0, 3)], [0, 0, 0]);
+    const everyone = contextOf(fleet(8), facts({ prefix: prefixFacts(1, 2, { share: 1, sharedPrefixTokens: 8_192, historyTokens: 100 }) }));
+    subset.order(everyone, MAX_ORDERED, order, credit); // every engine in the tier: no engine gains by keeping it
+    assert.deepEqual([...credit.subarray(0, 3)], [100 / 8_192, 0, 0], 'only the history at home');
   });
   it('moves about 1/N of conversations when an engine is added', () => {
     const before = fleet(10);
@@ -146,9 +155,9 @@ describe('prefix affinity scorer', () => {
   });
   it('ranks large fleets by a full sort with the same result as selection', () => {
     const pods = fleet(300);
-    const wide = place(pods, 5, 9, 0.5).ids;
+    const wide = place(pods, 5, 9, 0.5, 100).ids;
     assert.equal(wide.length, MAX_ORDERED);
     assert.equal(new Set(wide).size, MAX_ORDERED);
-    assert.deepEqual(place([...pods].reverse(), 5, 9, 0.5).ids[0], wide[0]);
+    assert.deepEqual(place([...pods].reverse(), 5, 9, 0.5, 100).ids[0], wide[0]);
   });
 });
