@@ -23,8 +23,10 @@ const MODEL = 'ab-model';
 const SLOTS = 64;
 const ENGINES = 4;
 
+/** Each engine's requests served so far. Retried once: a kept-alive connection the engine closed between two rounds fails the first try. */
 async function served(urls: readonly string[]): Promise<number[]> {
-  return Promise.all(urls.map(async (url) => sumOf(await (await fetch(`${url}/metrics`)).text(), 'vllm:request_success_total') ?? 0));
+  const read = async (url: string) => sumOf(await (await fetch(`${url}/metrics`)).text(), 'vllm:request_success_total') ?? 0;
+  return Promise.all(urls.map((url) => read(url).catch(() => read(url))));
 }
 
 async function main(argv: readonly string[]): Promise<number> {
