@@ -136,7 +136,7 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
             durationMs: plan.durationMs,
             drainMs: plan.drainMs,
             // The same arrivals for every router at this workload, load and round.
-            seed: seed * 1_000 + wi * 10 + plan.loads.indexOf(load) + (round - 1) * 100_000,
+            seed: seed * 1_000 + wi * 10 + plan.loads.indexOf(load) + (round - 1) * 100_000_000,
             id: `${name}${Math.round(load * 100)}-${router}-${replicas}-r${round}`,
           };
           const row: LoadedRow = { ...(await runRow(spec)), load, ratePerS, round };

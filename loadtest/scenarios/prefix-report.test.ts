@@ -80,6 +80,8 @@ describe('prefix-affinity bars', () => {
     assert.equal(bar?.pass, true, 'one slow round out of three does not decide');
     assert.match(bar?.measured ?? '', /320 \[280-900\] vs 300 \[300-300\] ms/);
     assert.match(roundsTable(rows), /\| D \| 70% \| prefix-affinity \| 1 \| 3 \|/);
+    const two = [1, 2].flatMap((round) => [row('D', 'prefix-affinity', { p99: [300, 400][round - 1] as number, round })]);
+    assert.equal(summarizeRounds(two)[0]?.ttftP99.median, 350, 'two rounds: the mean of both');
     const slowInOne = [1, 2, 3].flatMap((round) => [row('D', 'least-load', { p99: 300, round }), row('D', 'prefix-affinity', { p99: 300, round, busy: round === 2 ? 0.9 : 0.3 })]);
     assert.equal(judge(slowInOne).list[1]?.pass, false, 'a round on a busy core makes the setup invalid');
   });

@@ -8,7 +8,7 @@
  * everyone shares onto a few engines (C). Each is judged on the median of
  * the rounds run, with the range shown.
  */
-import { Bars, medianOf, ms, pct, ratio } from './results.ts';
+import { Bars, ms, pct, ratio } from './results.ts';
 import { rowValid, type RowResult } from './prefix-runner.ts';
 import type { RouterName } from './prefix-targets.ts';
 import type { WorkloadName } from './prefix-workloads.ts';
@@ -72,10 +72,13 @@ function where(row: RoundsSummary): string {
   return `${row.workload} at ${pct(row.load)}, ${row.replicas} replica${row.replicas === 1 ? '' : 's'}${row.router === 'prefix-affinity-redis' ? ', Redis' : ''}`;
 }
 
-/** The finite values' median and range (NaN for none: a row that served nothing has no p99). */
+/** The finite values' median (the mean of the middle two for an even count) and range; NaN for none (a row that served nothing has no p99). */
 function spreadOf(values: readonly number[]): Spread {
-  const finite = values.filter(Number.isFinite);
-  return finite.length === 0 ? { median: Number.NaN, min: Number.NaN, max: Number.NaN } : medianOf(finite);
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN };
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return { median, min: sorted[0] as number, max: sorted.at(-1) as number };
 }
 
 /** Each setup's rounds, in the order the setups first ran; rows that could not run are left out. */

@@ -192,10 +192,14 @@ function requestHooks(config: Config, deps: RequestPathDeps): RequestHooks {
   return new RequestHooks(hooks);
 }
 
-/** The prefix walk's rule for following a group's placement, from `routing.prefix` (a profile's own spread or minReuse is not seen here). */
+/**
+ * The prefix walk's rule for following a group's placement, from `routing.prefix` and the
+ * model's endpoints: a profile's own `spread`, and the filters that narrow the pool, are not
+ * seen here, so near the edge the hook may look up a group the walk spreads (a wasted GET).
+ */
 function placementRule(config: Config, view: LoadView): PlacementRule {
-  const { spread, minReuse } = config.routing.prefix;
-  return { minReuse, isRare: (model, share) => Math.ceil(spread * view.candidates(model).length * share) <= 1 };
+  const { spread } = config.routing.prefix;
+  return { isRare: (model, share) => Math.ceil(spread * view.candidates(model).length * share) <= 1 };
 }
 
 /** A queue estimated or shown at the engine: where a replica may move sessions off (see SessionAssignmentHook). */

@@ -16,7 +16,7 @@ import { newReplicaId } from '../state/fleet-membership.ts';
 import { FleetSafeStart } from '../state/fleet-safe-start.ts';
 import { TenantQuotas } from '../state/quota.ts';
 import { createRedisClient, redisConfigured } from '../state/redis-client.ts';
-import { PREFIX_PLACEMENT_SPACE, SessionAssignments } from '../state/session-assignments.ts';
+import { PREFIX_PLACEMENT_SPACE, SharedAssignments } from '../state/shared-assignments.ts';
 import { SharedStore, sharedStoreSettings } from '../state/shared-store.ts';
 
 /**
@@ -32,9 +32,9 @@ export interface RedisState {
   readonly fleet: FleetLoad;
   /** Undefined with the safe start off. */
   readonly safeStart: FleetSafeStart | undefined;
-  readonly sessions: SessionAssignments;
+  readonly sessions: SharedAssignments;
   /** Where each rare prefix group's last request went, fleet-wide (kept as long as sessions are). */
-  readonly prefixPlacements: SessionAssignments<string>;
+  readonly prefixPlacements: SharedAssignments<string>;
 }
 
 /** The shared state and its metrics. */
@@ -98,8 +98,8 @@ function redisState(config: Config, metrics: SharedStateMetrics, deps: SharedSta
   const safeStart = config.load.safeStart.enabled
     ? new FleetSafeStart(store, deps.view, { replicaId, intervalMs: SAFE_START_SHARE_INTERVALS * settings.publishIntervalMs, replicaTtlMs: settings.replicaTtlMs, onTaskFailure })
     : undefined;
-  const sessions = new SessionAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result), Date.now, onTaskFailure);
-  const prefixPlacements = new SessionAssignments<string>(store, config.sessions, (result) => metrics.countPrefixPlacementLookup(result), Date.now, onTaskFailure, PREFIX_PLACEMENT_SPACE);
+  const sessions = new SharedAssignments(store, config.sessions, (result) => metrics.countSessionLookup(result), Date.now, onTaskFailure);
+  const prefixPlacements = new SharedAssignments<string>(store, config.sessions, (result) => metrics.countPrefixPlacementLookup(result), Date.now, onTaskFailure, PREFIX_PLACEMENT_SPACE);
   return { store, fleet, safeStart, sessions, prefixPlacements };
 }
 

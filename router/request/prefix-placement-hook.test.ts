@@ -39,7 +39,7 @@ function placements(stored: string | null | undefined, cached?: string): PrefixP
 }
 
 /** routing.prefix defaults over 8 engines: a group is rare up to 1/16 of the traffic. */
-const RULE: PlacementRule = { minReuse: 0.1, isRare: (_model, share) => Math.ceil(2 * 8 * share) <= 1 };
+const RULE: PlacementRule = { isRare: (_model, share) => Math.ceil(2 * 8 * share) <= 1 };
 
 describe('prefix placement hook', () => {
   it('looks nothing up for a prompt whose placement the prefix walk does not follow', () => {
@@ -57,23 +57,21 @@ describe('prefix placement hook', () => {
     }
   });
 
-  it("follows the replica's recent copy without a promise, with the group's span as credit there", () => {
+  it("follows the replica's recent copy without a promise", () => {
     const store = placements('elsewhere', 'e2');
     const request = facts(prefix());
     assert.equal(new PrefixPlacementHook(store, RULE).prepare(request), undefined);
     assert.deepEqual(store.calls, [`cached ${NAME}`]);
     assert.equal(request.prefix?.placedOn, hashString('e2'));
     assert.equal(request.prefix?.fleetPlacement, 'e2');
-    assert.equal(request.prefix?.sharedPrefixTokens, 2048, 'the 8 KiB the group hash covers');
   });
 
   it('looks a new group up, and follows where another replica placed it', async () => {
     const store = placements('e3');
-    const request = facts(prefix({ share: 0, keys: keys(0, 2) }));
+    const request = facts(prefix({ share: 0 }));
     await new PrefixPlacementHook(store, RULE).prepare(request);
     assert.deepEqual(store.calls, [`cached ${NAME}`, `lookUp ${NAME}`]);
     assert.equal(request.prefix?.placedOn, hashString('e3'));
-    assert.equal(request.prefix?.sharedPrefixTokens, 256, 'a prompt of two blocks: at most its 1 KiB is the group');
   });
 
   it('stores a first placement and a move, and nothing when the request went where the fleet placed it', async () => {
@@ -83,7 +81,7 @@ describe('prefix placement hook', () => {
     assert.equal(first.prefix?.fleetPlacement, null);
     assert.equal(first.prefix?.placedOn, undefined, "none stored: the replica's own placement decides");
     new PrefixPlacementHook(none, RULE).admitted(first, { id: 'e4', idHash: hashString('e4') });
-    assert.deepEqual(none.calls.at(-1), `assign ${NAME} undefined e4`);
+    assert.deepEqual(none.calls.at(-1), `assign ${NAME} undefined e4 ${PROVISIONAL_TTL_MS}`, 'a first placement is provisional: it may never be asked for');
 
     const placed = placements('e4');
     const again = facts(prefix());
@@ -91,23 +89,21 @@ describe('prefix placement hook', () => {
     new PrefixPlacementHook(placed, RULE).admitted(again, { id: 'e4', idHash: hashString('e4') });
     assert.equal(placed.calls.filter((c) => c.startsWith('assign')).length, 0, 'it went where the fleet placed it');
     new PrefixPlacementHook(placed, RULE).admitted(again, { id: 'e5', idHash: hashString('e5') });
-    assert.equal(placed.calls.at(-1), `assign ${NAME} e4 e5`, 'a spill moves the placement: the group follows its last request');
+    assert.equal(placed.calls.at(-1), `assign ${NAME} e4 e5`, 'a spill moves the placement, keeping its TTL: the group follows its last request');
+    const lowReuse = facts(prefix({ share: 0, reuse: 0.05 }));
+    await new PrefixPlacementHook(placed, RULE).prepare(lowReuse);
+    new PrefixPlacementHook(placed, RULE).admitted(lowReuse, { id: 'e7', idHash: hashString('e7') });
+    assert.equal(placed.calls.at(-1), `assign ${NAME} e4 e7`, 'whatever the traffic shows, a move of a stored placement is not provisional');
     const keyed = placements(null);
     new PrefixPlacementHook(keyed, RULE).admitted(facts(undefined), { id: 'e1', idHash: 1 });
     assert.deepEqual(keyed.calls, [], 'no prefix facts: nothing to store');
   });
 
-  it('looks up a new group of traffic without reuse too (a shared document seen first), and stores its placement only provisionally', async () => {
-    const store = placements(null);
+  it('looks up a new group of traffic without reuse too (a shared document seen first looks like that)', async () => {
+    const store = placements('e6');
     const request = facts(prefix({ share: 0, reuse: 0.05 }));
     await new PrefixPlacementHook(store, RULE).prepare(request);
-    assert.equal(request.prefix?.fleetPlacement, null);
-    new PrefixPlacementHook(store, RULE).admitted(request, { id: 'e6', idHash: hashString('e6') });
-    assert.equal(store.calls.at(-1), `assign ${NAME} undefined e6 ${PROVISIONAL_TTL_MS}`);
-    const reused = facts(prefix({ share: 0, reuse: 0.5 }));
-    await new PrefixPlacementHook(store, RULE).prepare(reused);
-    new PrefixPlacementHook(store, RULE).admitted(reused, { id: 'e6', idHash: hashString('e6') });
-    assert.equal(store.calls.at(-1), `assign ${NAME} undefined e6`, 'traffic with reuse: kept as long as sessions');
+    assert.equal(request.prefix?.placedOn, hashString('e6'));
   });
 
   it('stores nothing and keeps the replica\'s own placement while Redis does not answer', async () => {

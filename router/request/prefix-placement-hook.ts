@@ -10,7 +10,7 @@
  * missing once per copy (workload B of `bench prefix-affinity`: hit ratio
  * 0.83 at one router, 0.61 at three). Here the engine a group's last
  * request went to is stored fleet-wide (`prefix-v1:<group>` →
- * engine id, first writer wins, as for sessions: router/state/session-assignments.ts),
+ * engine id, first writer wins, as for sessions: router/state/shared-assignments.ts),
  * and each replica's first sighting of the group reads it.
  *
  * Only prompts whose placement the prefix walk follows are looked up:
@@ -21,9 +21,10 @@
  * go by load: shared documents arriving for the first time look like that,
  * and their first placements are the ones to share (without them, three
  * replicas reached 0.70 of B's hit ratio, with them the oracle's 0.83).
- * Those placements are stored provisionally (PROVISIONAL_TTL_MS), so
- * traffic that never repeats a prompt leaves at most a minute of keys in
- * Redis; it does cost a GET and a script call per request. A replica's
+ * Every first placement is stored provisionally (PROVISIONAL_TTL_MS), so
+ * prompts that never come back (traffic without reuse, a new conversation's
+ * first turn) leave at most a minute of keys in Redis; they do cost a GET
+ * and a script call each. A replica's
  * recent copy answers without a promise. While Redis is degraded the
  * replica's own placement decides, as without Redis.
  *
@@ -33,10 +34,9 @@
  */
 import { hashString } from '../load/hash.ts';
 import type { PrefixFacts, RequestFacts } from '../scheduling/candidate.ts';
-import { BLOCK_BYTES, BYTES_PER_TOKEN, GROUP_BYTES } from '../scheduling/prefix-keys.ts';
 import type { HookEndpoint, PreparedFacts, RequestHook } from './request-hooks.ts';
 
-/** What the hook needs of the shared placements (router/state/session-assignments.ts under PREFIX_PLACEMENT_SPACE). */
+/** What the hook needs of the shared placements (router/state/shared-assignments.ts under PREFIX_PLACEMENT_SPACE). */
 export interface PrefixPlacementsLookup {
   /** The placement this replica read or made recently, if still fresh; no I/O. */
   cached(name: string): string | undefined;
@@ -48,17 +48,15 @@ export interface PrefixPlacementsLookup {
 
 /** When a group's placement is followed, as the prefix walk decides it (router/scheduling/scorers/prefix-affinity.ts). */
 export interface PlacementRule {
-  /** Below this share of reusable prompt tokens a new prompt goes by load (routing.prefix.minReuse): its placement is stored provisionally. */
-  readonly minReuse: number;
   /** Whether a group with this share of `model`'s traffic lives on one engine (a first tier of one), so its placement is followed. */
   isRare(model: string, share: number): boolean;
 }
 
 /**
- * How long Redis keeps the placement of a group seen once while the model's
- * traffic shows little reuse, until some replica asks for it (which keeps
- * it as long as sessions): the group table's time constant. It bounds what
- * traffic without reuse leaves in Redis to a minute of its requests.
+ * How long Redis keeps a group's first placement until some replica asks
+ * for it (which keeps it as long as sessions): the group table's time
+ * constant. It bounds what prompts sent once (traffic without reuse, a
+ * conversation's first turn) leave in Redis to a minute of them.
  */
 export const PROVISIONAL_TTL_MS = 60_000;
 
@@ -95,24 +93,16 @@ export class PrefixPlacementHook implements RequestHook {
   admitted(facts: RequestFacts, target: HookEndpoint): void {
     const prefix = facts.prefix;
     if (prefix?.fleetPlacement === undefined || prefix.fleetPlacement === target.id) return;
-    // A new group of traffic that shows little reuse may never come back: kept briefly unless asked for.
-    const provisional = prefix.share === 0 && prefix.reuse < this.#rule.minReuse ? PROVISIONAL_TTL_MS : undefined;
-    this.#placements.assign(nameOf(prefix.keys.group), prefix.fleetPlacement ?? undefined, target.id, provisional);
+    // A first placement may never be asked for again (a prompt sent once, a conversation whose later
+    // turns go by their history): kept briefly unless some replica reads it. A move keeps its TTL.
+    const from = prefix.fleetPlacement ?? undefined;
+    this.#placements.assign(nameOf(prefix.keys.group), from, target.id, from === undefined ? PROVISIONAL_TTL_MS : undefined);
   }
 }
 
-/**
- * The facts of a prompt whose group was placed on `engine`: that engine's
- * cache holds at least the span the group hash covers (its first
- * {@link GROUP_BYTES}, or the whole prompt prefix when shorter), and that is
- * the prompt's credit there even where this replica has not seen the group:
- * without it, a first sighting here had no credit and the slightest load
- * difference (another replica's request still counted at the placed engine)
- * sent it elsewhere, moving the fleet's placement off its cache.
- */
+/** The facts of a prompt whose group the fleet placed on `engine`: the prefix walk follows it there, crediting what its hash covers. */
 function followed(prefix: PrefixFacts, engine: string): PrefixFacts {
-  const groupTokens = Math.min(GROUP_BYTES, prefix.keys.blockCount * BLOCK_BYTES) / BYTES_PER_TOKEN;
-  return { ...prefix, fleetPlacement: engine, placedOn: hashString(engine), sharedPrefixTokens: Math.max(prefix.sharedPrefixTokens, groupTokens) };
+  return { ...prefix, fleetPlacement: engine, placedOn: hashString(engine) };
 }
 
 function nameOf(group: number): string {

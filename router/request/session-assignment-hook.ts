@@ -17,7 +17,7 @@ import type { RequestFacts } from '../scheduling/candidate.ts';
 import type { SessionName } from '../state/session-names.ts';
 import type { HookEndpoint, PreparedFacts, RequestHook } from './request-hooks.ts';
 
-/** What the hook needs of the shared session assignments (router/state/session-assignments.ts). */
+/** What the hook needs of the shared session assignments (router/state/shared-assignments.ts). */
 export interface SessionAssignmentsLookup {
   /** The assignment this replica read or made recently, if still fresh; no I/O. */
   cached(name: SessionName): string | undefined;

@@ -63,7 +63,7 @@ export class SessionNames {
 /**
  * The name releases before tenant-scoped names gave a session: the plain
  * SHA-256 of the key, base64url. Read once on a miss during a rolling
- * upgrade (see SessionAssignments.lookUp), never written.
+ * upgrade (see SharedAssignments.lookUp), never written.
  */
 export function legacySessionName(key: string): string {
   return createHash('sha256').update(key).digest('base64url');

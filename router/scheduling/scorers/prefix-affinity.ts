@@ -27,7 +27,8 @@
  */
 import { z } from 'zod';
 import { mix32 } from '../../load/hash.ts';
-import type { Candidate, RequestFacts } from '../candidate.ts';
+import type { Candidate, PrefixFacts, RequestFacts } from '../candidate.ts';
+import { BLOCK_BYTES, BYTES_PER_TOKEN, GROUP_BYTES, type PrefixKeys } from '../prefix-keys.ts';
 import { BALANCE_FLOOR } from '../load-bound.ts';
 import type { OrderingScorer, PickContext } from '../pick.ts';
 import type { AffinityPlugin } from '../plugin.ts';
@@ -73,8 +74,11 @@ export class PrefixAffinityScorer implements OrderingScorer {
    */
   applies(facts: RequestFacts): boolean {
     const prefix = facts.prefix;
-    if (prefix === undefined) return false;
-    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse || prefix.placedOn !== undefined;
+    return prefix !== undefined && (this.#appliesUnplaced(prefix) || prefix.placedOn !== undefined);
+  }
+
+  #appliesUnplaced(prefix: PrefixFacts): boolean {
+    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse;
   }
 
   order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {
@@ -98,6 +102,9 @@ export class PrefixAffinityScorer implements OrderingScorer {
     // A rare group lives on one engine: the one its last request went to, which holds its cache,
     // wherever that was placed (a first sighting by load, a spill); its home when it went nowhere else.
     const placed = tier === 1 ? placedPosition(context, prefix.placedOn) : -1;
+    // Applied only for its placement (another replica's, through Redis), which is no candidate here:
+    // nothing is known to be cached anywhere, so it goes by load like any new prompt of its traffic.
+    if (placed < 0 && !this.#appliesUnplaced(prefix)) return 0;
     // The engines of the tiers that hold the first `wanted` places, in group order.
     const ranked = Math.min(n, tier * Math.ceil(wanted / tier));
     const byGroup = this.#rankByGroup(n, ranked, groupWeight);
@@ -106,7 +113,9 @@ export class PrefixAffinityScorer implements OrderingScorer {
     // is in the first tier, every engine holds it and none gains by keeping the request.
     const full = this.#settings.fullCreditTokens;
     const tierCredit = tier < n ? Math.min(1, prefix.sharedPrefixTokens / full) : 0;
-    for (let p = 0; p < count; p++) credit[p] = p === 0 ? Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit) : p < tier ? tierCredit : 0;
+    // The engine a group was placed on holds at least the span its hash covers (its first 8 KiB).
+    const placedCredit = placed >= 0 ? Math.min(1, groupSpanTokens(prefix.keys) / full) : 0;
+    for (let p = 0; p < count; p++) credit[p] = p === 0 ? Math.max(Math.min(1, prefix.keys.historyTokens / full), tierCredit, placedCredit) : p < tier ? tierCredit : 0;
     return count;
   }
 
@@ -150,6 +159,11 @@ function followPlacement(placed: number, byGroup: Uint32Array, ranked: number, w
   let count = 1;
   for (let r = 0; r < ranked && count < wanted; r++) if (byGroup[r] !== placed) order[count++] = byGroup[r] as number;
   return count;
+}
+
+/** Estimated tokens of the span a group hash covers: its first {@link GROUP_BYTES}, or the whole prompt prefix when shorter. */
+function groupSpanTokens(keys: PrefixKeys): number {
+  return Math.min(GROUP_BYTES, keys.blockCount * BLOCK_BYTES) / BYTES_PER_TOKEN;
 }
 
 /** Pool position of the candidate whose id hash is `idHash`; -1 when none is (or no hash is given). */

@@ -81,7 +81,7 @@ describe('prefix affinity scorer', () => {
       fc.property(fc.integer({ min: 1, max: 120 }), fc.integer(), fc.integer(), fc.double({ min: 0, max: 1, noNaN: true }), (n, c, g, share) => {
         const { ids } = place(fleet(n), c >>> 0, g >>> 0, share);
         // A group every engine serves, without history, is left to least load.
-        assert.equal(ids.length, Math.ceil(2 * n * share) >= n ? 0 : Math.min(n, MAX_ORDERED));
+        assert.equal(ids.length, Math.max(1, Math.ceil(2 * n * share)) >= n ? 0 : Math.min(n, MAX_ORDERED));
         assert.equal(new Set(ids).size, ids.length);
       }),
       { numRuns: 200 },
@@ -110,6 +110,16 @@ describe('prefix affinity scorer', () => {
     assert.deepEqual(rare.credit.slice(0, 2), [0.5, 0]);
     // A group spread over several engines goes by its conversations' order, wherever its last request went.
     assert.deepEqual(followed(0.25).ids, place(pods, 11, 22, 0.25).ids);
+    // The placed engine holds at least what the group hash covers: 8 KiB, 2,048 tokens, a quarter of full credit.
+    assert.equal(followed(0.01).credit[0], 0.5, 'the shared prefix beyond it counts when known');
+    const fleetPlaced = contextOf(pods, facts({ prefix: prefixFacts(11, 22, { share: 0, blockCount: 20, placedOn: elsewhere.idHash }) }));
+    scorer.order(fleetPlaced, MAX_ORDERED, order, credit);
+    assert.equal(pods[order[0] as number]?.id, elsewhere.id, "another replica's placement (Redis) is followed like one's own");
+    assert.equal(credit[0], 0.25);
+    // Placed by another replica on an engine that is no candidate here, on traffic without reuse: by load.
+    const elsewhereOnly = facts({ prefix: prefixFacts(11, 22, { share: 0, reuse: 0.01, placedOn: 12345 }) });
+    assert.equal(scorer.applies(elsewhereOnly), true);
+    assert.equal(scorer.order(contextOf(pods, elsewhereOnly), MAX_ORDERED, order, credit), 0);
     // A placement on an engine that is not a candidate any more changes nothing.
     const gone = contextOf(pods, facts({ prefix: prefixFacts(11, 22, { share: 0.01, placedOn: 12345 }) }));
     const count = scorer.order(gone, MAX_ORDERED, order, credit);

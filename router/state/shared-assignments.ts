@@ -1,5 +1,8 @@
 /**
- * Sticky sessions shared by every replica. A session key's first engine is
+ * Assignments of keys to engines shared by every replica through Redis:
+ * sticky sessions, and where each rare prefix group was placed.
+ *
+ * Sticky sessions: a session key's first engine is
  * chosen by the scheduling profile (so unequal engines get shares that fit
  * their capacity) and stored; every replica then sends the session there
  * while that engine passes the scheduling filters. When it does not, the
@@ -46,8 +49,8 @@ import { runTask, type TaskFailureReporter } from './background-task.ts';
 import { legacySessionName, type SessionName } from './session-names.ts';
 import { LuaScript, type SharedStore } from './shared-store.ts';
 
-/** Settings of the shared assignments (`sessions.*`). */
-export interface SessionAssignmentSettings {
+/** Settings of the shared assignments (`sessions.*`, for prefix placements too). */
+export interface AssignmentSettings {
   readonly ttlMs: number;
   readonly localCacheMs: number;
   readonly localCacheEntries: number;
@@ -112,6 +115,8 @@ interface Entry {
   at: number;
   /** Epoch ms the Redis TTL was last set. */
   refreshedAt: number;
+  /** Written with a provisional TTL and not read since: when Redis no longer has it, it expired, and is not stored again. */
+  provisional: boolean;
 }
 
 /**
@@ -138,10 +143,10 @@ function claimedEngineOf(reply: unknown): string | undefined {
  * The assignments of one {@link AssignmentSpace}; sessions by default, whose
  * names are {@link SessionName}s.
  */
-export class SessionAssignments<Name extends string = SessionName> {
+export class SharedAssignments<Name extends string = SessionName> {
   readonly #store: SharedStore;
   readonly #space: AssignmentSpace;
-  readonly #settings: SessionAssignmentSettings;
+  readonly #settings: AssignmentSettings;
   readonly #count: (result: SessionLookupResult) => void;
   readonly #now: () => number;
   readonly #report: TaskFailureReporter;
@@ -152,7 +157,7 @@ export class SessionAssignments<Name extends string = SessionName> {
 
   constructor(
     store: SharedStore,
-    settings: SessionAssignmentSettings,
+    settings: AssignmentSettings,
     countLookup: (result: SessionLookupResult) => void,
     now: () => number = Date.now,
     onTaskFailure: TaskFailureReporter = () => {},
@@ -220,7 +225,7 @@ export class SessionAssignments<Name extends string = SessionName> {
     if (stored === null) {
       // This replica saw the session within its TTL, Redis has forgotten it: Redis restarted or
       // failed over without the key. The copy is the truth; store it again rather than re-place.
-      if (stale !== undefined && now - stale.at < this.#settings.ttlMs) {
+      if (stale !== undefined && !stale.provisional && now - stale.at < this.#settings.ttlMs) {
         this.#count('cache');
         this.#assign(digest, undefined, stale.engine);
         return stale.engine;
@@ -254,24 +259,27 @@ export class SessionAssignments<Name extends string = SessionName> {
 
   #assign(digest: string, from: string | undefined, to: string, provisionalTtlMs?: number): void {
     const now = this.#now();
+    const ttlMs = Math.min(provisionalTtlMs ?? Infinity, this.#settings.ttlMs);
+    const provisional = ttlMs < this.#settings.ttlMs;
     // A provisional TTL counts as never slid, so this replica's next read slides it too.
-    this.#remember(digest, to, now, provisionalTtlMs === undefined ? now : 0);
+    this.#remember(digest, to, now, provisional ? 0 : now, provisional);
     // Degraded: keep it locally; the session's first lookup after recovery misses and stores it then.
     if (this.#store.status !== 'up') return;
-    const args = [from ?? '', to, provisionalTtlMs ?? this.#settings.ttlMs, MAX_ENGINE_ID_LENGTH];
+    const args = [from ?? '', to, ttlMs, MAX_ENGINE_ID_LENGTH];
     void runTask(
       this.#space.write,
       async () => {
         const engine = await this.#store.script(from === undefined ? this.#space.set : this.#space.move, [this.#key(digest)], args, claimedEngineOf);
-        if (engine !== undefined && engine !== to) this.#remember(digest, engine, this.#now(), now);
+        // The winner's TTL may be provisional: this replica's next read slides it (never slid here).
+        if (engine !== undefined && engine !== to) this.#remember(digest, engine, this.#now(), 0);
       },
       this.#report,
     );
   }
 
-  #remember(digest: string, engine: string, at: number, refreshedAt: number): Entry {
+  #remember(digest: string, engine: string, at: number, refreshedAt: number, provisional = false): Entry {
     this.#drop(digest);
-    const entry = { engine, at, refreshedAt };
+    const entry = { engine, at, refreshedAt, provisional };
     this.#local.set(digest, entry);
     this.#bytes += entryBytes(engine);
     const { localCacheEntries, localCacheBytes } = this.#settings;
@@ -292,6 +300,8 @@ export class SessionAssignments<Name extends string = SessionName> {
   #touch(digest: string, entry: Entry, now: number): void {
     if (now - entry.refreshedAt < this.#settings.ttlMs / 4) return;
     entry.refreshedAt = now;
+    // Asked for again: a provisional assignment is kept as long as any other from here on.
+    entry.provisional = false;
     // The reply (1 or 0) carries nothing this replica needs.
     void this.#store.run(this.#space.touch, (client) => client.pexpire(this.#key(digest), this.#settings.ttlMs), () => true);
   }

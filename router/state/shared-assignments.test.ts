@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { configSchema } from '../config/schema.ts';
 import type { SessionLookupResult } from '../metrics/label-values.ts';
 import { createRedisClient } from './redis-client.ts';
-import { MAX_ENGINE_ID_LENGTH, PREFIX_PLACEMENT_SPACE, SessionAssignments, entryBytes, type SessionAssignmentSettings } from './session-assignments.ts';
+import { MAX_ENGINE_ID_LENGTH, PREFIX_PLACEMENT_SPACE, SharedAssignments, entryBytes, type AssignmentSettings } from './shared-assignments.ts';
 import { SessionNames, legacySessionName } from './session-names.ts';
 import { SharedStore } from './shared-store.ts';
 import { startRedisServer, type RedisServer } from '../../tests/kit/redis/redis-server.ts';
@@ -15,14 +15,14 @@ const names = new SessionNames('a-test-secret-of-at-least-32-characters');
 const n = (key: string) => names.name(undefined, 'm', key);
 
 interface Replica {
-  readonly sessions: SessionAssignments;
+  readonly sessions: SharedAssignments;
   readonly store: SharedStore;
   readonly commands: string[];
   readonly lookups: SessionLookupResult[];
   clock: number;
 }
 
-function replica(url: string, settings: Partial<SessionAssignmentSettings> = {}): Replica {
+function replica(url: string, settings: Partial<AssignmentSettings> = {}): Replica {
   const commands: string[] = [];
   const lookups: SessionLookupResult[] = [];
   const store = new SharedStore(
@@ -35,7 +35,7 @@ function replica(url: string, settings: Partial<SessionAssignmentSettings> = {})
     commands,
     lookups,
     clock: 1_000_000,
-    sessions: new SessionAssignments(store, { ttlMs: 60_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 32 * 1024 * 1024, ...settings }, (result) => lookups.push(result), () => r.clock),
+    sessions: new SharedAssignments(store, { ttlMs: 60_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 32 * 1024 * 1024, ...settings }, (result) => lookups.push(result), () => r.clock),
   };
   return r;
 }
@@ -43,7 +43,7 @@ function replica(url: string, settings: Partial<SessionAssignmentSettings> = {})
 /** Lets the fire-and-forget writes land. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
 
-describe('SessionAssignments against a real redis-server', () => {
+describe('SharedAssignments against a real redis-server', () => {
   let server: RedisServer;
   let replicas: Replica[] = [];
   before(async () => {
@@ -52,7 +52,7 @@ describe('SessionAssignments against a real redis-server', () => {
   after(async () => {
     await server.stop();
   });
-  const start = async (count: number, settings: Partial<SessionAssignmentSettings> = {}) => {
+  const start = async (count: number, settings: Partial<AssignmentSettings> = {}) => {
     await Promise.all(replicas.map((r) => r.store.close()));
     replicas = Array.from({ length: count }, () => replica(server.url, settings));
     await until(() => replicas.every((r) => r.store.status === 'up'));
@@ -133,7 +133,7 @@ describe('SessionAssignments against a real redis-server', () => {
       { keyPrefix: 'sessions-test:', breaker: { failures: 3, openMs: 1000 }, commandTimeoutMs: 50 },
       { commandDone: () => {}, commandFailed: (command, kind) => failures.push(`${command}:${kind}`), breakerMoved: () => {}, statusChanged: () => {} },
     );
-    const b = new SessionAssignments(watched, { ttlMs: 60_000, localCacheMs: 0, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {});
+    const b = new SharedAssignments(watched, { ttlMs: 60_000, localCacheMs: 0, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {});
     try {
       await until(() => watched.status === 'up');
       assert.equal(await b.lookUp(n('conversation-6')), undefined, 'no answer: not an engine id');
@@ -166,7 +166,7 @@ describe('SessionAssignments against a real redis-server', () => {
     const [a, b] = await start(2, { ttlMs: 600_000 });
     const redis = new Redis(server.url);
     try {
-      const placementsOf = (r: Replica) => new SessionAssignments<string>(r.store, { ttlMs: 600_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {}, () => r.clock, () => {}, PREFIX_PLACEMENT_SPACE);
+      const placementsOf = (r: Replica) => new SharedAssignments<string>(r.store, { ttlMs: 600_000, localCacheMs: 1_000, localCacheEntries: 1_000, localCacheBytes: 1_048_576 }, () => {}, () => r.clock, () => {}, PREFIX_PLACEMENT_SPACE);
       const [placeA, placeB] = [placementsOf(a!), placementsOf(b!)];
       placeA.assign('g1', undefined, 'e1', 60_000);
       placeA.assign('g2', undefined, 'e2');
