@@ -269,7 +269,7 @@ const sharedState: RowSpec = {
     {
       title: 'Background failures by task',
       description:
-        'Failures nobody was waiting for, in the interval, by pod and task: a shared-state background task (fleet_publish, safe_start_share, quota_refresh, session_write) or the process-level net (unhandled_rejection, uncaught_exception). The router logged each one and kept running; any is a bug to report (see the SwitchyardBackgroundFailures runbook).',
+        'Failures nobody was waiting for, in the interval, by pod and task: a shared-state background task (fleet_publish, safe_start_share, quota_refresh, session_write, prefix_placement_write) or the process-level net (unhandled_rejection, uncaught_exception). The router logged each one and kept running; any is a bug to report (see the SwitchyardBackgroundFailures runbook).',
       unit: 'short',
       width: 24,
       queries: [{ expr: `${sumBy(['pod', 'task'])}(increase(${series('switchyard_background_failures_total', ROUTER)}[$__rate_interval]))`, legend: '{{pod}} {{task}}' }],
