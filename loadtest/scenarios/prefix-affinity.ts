@@ -27,7 +27,7 @@ import { BARS, judge, roundsTable, table, workloadLines, type LoadedRow } from '
 import { derivedCapacity, probedCapacity, type Capacity } from './prefix-capacity.ts';
 import { FLEET } from './prefix-fleet.ts';
 import { BUSY_CORE_LIMIT, runRow, type RowSpec } from './prefix-runner.ts';
-import { isPeer, ROUTER_NAMES, type RouterName } from './prefix-targets.ts';
+import { isPeer, ROUTER_NAMES, sharesRedis, type RouterName } from './prefix-targets.ts';
 import { WORKLOAD_NAMES, warmupMsFor, workload, type WorkloadName } from './prefix-workloads.ts';
 import { factsLine, pct, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 
@@ -82,7 +82,7 @@ function rowsOf(plan: Plan, w: WorkloadName, load: number): { router: RouterName
       // One oracle sees every engine's cache; round-robin through N round-robin routers is still round-robin.
       if ((router === 'oracle' || router === 'round-robin') && replicas !== plan.replicas[0]) continue;
       // One replica has nothing to share.
-      if (router === 'prefix-affinity-redis' && replicas === 1) continue;
+      if (sharesRedis(router) && replicas === 1) continue;
       if (isPeer(router) && (load > 1 || (w !== 'A' && w !== 'B'))) continue;
       out.push({ router, replicas });
     }
@@ -172,7 +172,7 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
     '',
     `Hit ratio: Σ Δ\`vllm:prefix_cache_hits_total\` / Σ Δ\`vllm:prefix_cache_queries_total\` over the engines in the measured window (tokens). TTFT: from when a request was due (its conversation's arrival, or the previous reply plus think time) to its first SSE event, over served requests due in the window. Running max/mean: every 100 ms, the largest engine's running count over the mean, averaged over the window. Busiest core: /proc/stat over the window; a row with a core above ${pct(BUSY_CORE_LIMIT)} is marked invalid (the machine, not the router, set its latency) and fails its bars. Router CPU: the router processes' CPU time in the window per request completed in it. A conversation ends at its first shed or failed turn.`,
     '',
-    `Bars (prefix-affinity, and prefix-affinity-redis where run; medians over the rounds): A hit ratio ≥ ${BARS.minAffinityHitA} with least-load ≤ ${BARS.maxLeastLoadHitA}, TTFT p99 ≤ ${BARS.maxTtftP99ShareA}× least-load; B hit ratio ≥ ${BARS.minAffinityHitB}, TTFT p99 ≤ ${BARS.maxTtftP99ShareB}× least-load up to capacity and ≤ ${BARS.maxTtftP99ShareBOverload}× past it; C running max/mean ≤ ${BARS.maxRunningImbalanceC}; D and E TTFT p99 ≤ ${BARS.maxTtftP99ShareDE}× least-load; each at every load and replica count run. prefix-affinity-redis is compared with least-load at the same replica count, without Redis.`,
+    `Bars (prefix-affinity, and prefix-affinity-redis where run; medians over the rounds): A hit ratio ≥ ${BARS.minAffinityHitA} with least-load ≤ ${BARS.maxLeastLoadHitA}, TTFT p99 ≤ ${BARS.maxTtftP99ShareA}× least-load; B hit ratio ≥ ${BARS.minAffinityHitB}, TTFT p99 ≤ ${BARS.maxTtftP99ShareB}× least-load up to capacity and ≤ ${BARS.maxTtftP99ShareBOverload}× past it; C running max/mean ≤ ${BARS.maxRunningImbalanceC}; D and E TTFT p99 ≤ ${BARS.maxTtftP99ShareDE}× least-load; each at every load and replica count run. prefix-affinity-redis is compared with least-load-redis where that ran (else least-load), at the same replica count.`,
     '',
     'Routers:',
     ...routerLines(rows),

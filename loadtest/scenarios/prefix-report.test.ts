@@ -50,6 +50,7 @@ describe('prefix-affinity bars', () => {
       row('E', 'least-load', { p99: 300 }),
       row('E', 'prefix-affinity-redis', { p99: 320, replicas: 3 }),
       row('E', 'least-load', { p99: 300, replicas: 3 }),
+      row('E', 'least-load-redis', { p99: 300, replicas: 3 }),
     ];
     assert.ok(judge(rows).pass(FULL), judge(rows).markdown(FULL));
     assert.equal(judge(rows).list.length, 10);
@@ -69,6 +70,8 @@ describe('prefix-affinity bars', () => {
     assert.equal(verdicts([row('C', 'least-load'), row('C', 'prefix-affinity', { imbalance: 1.6 })])[1]?.[1], false);
     assert.equal(verdicts([row('D', 'least-load', { p99: 300 }), row('D', 'prefix-affinity', { p99: 340 })])[1]?.[1], false);
     assert.equal(verdicts([row('E', 'least-load', { p99: 300 }), row('E', 'prefix-affinity', { p99: 340 })])[1]?.[1], false);
+    const redis = [row('E', 'least-load', { p99: 300, replicas: 3 }), row('E', 'least-load-redis', { p99: 200, replicas: 3 }), row('E', 'prefix-affinity-redis', { p99: 250, replicas: 3 })];
+    assert.deepEqual(judge(redis).list.map((b) => [b.pass, b.measured]), [[true, '0 failed'], [false, '250 vs 200 ms (1.25×)']], 'a Redis row against least-load with Redis, which shares the load too');
   });
 
   it('judge the median of the rounds and show the range', () => {

@@ -10,7 +10,7 @@
  */
 import { Bars, ms, pct, ratio } from './results.ts';
 import { rowValid, type RowResult } from './prefix-runner.ts';
-import type { RouterName } from './prefix-targets.ts';
+import { sharesRedis, type RouterName } from './prefix-targets.ts';
 import type { WorkloadName } from './prefix-workloads.ts';
 
 /** A row and the load it ran at. */
@@ -69,7 +69,7 @@ const JUDGED: readonly RouterName[] = ['prefix-affinity', 'prefix-affinity-redis
 const key = (row: { workload: string; load: number; replicas: number }) => `${row.workload}|${row.load}|${row.replicas}`;
 
 function where(row: RoundsSummary): string {
-  return `${row.workload} at ${pct(row.load)}, ${row.replicas} replica${row.replicas === 1 ? '' : 's'}${row.router === 'prefix-affinity-redis' ? ', Redis' : ''}`;
+  return `${row.workload} at ${pct(row.load)}, ${row.replicas} replica${row.replicas === 1 ? '' : 's'}${sharesRedis(row.router) ? ', Redis' : ''}`;
 }
 
 /** The finite values' median (the mean of the middle two for an even count) and range; NaN for none (a row that served nothing has no p99). */
@@ -127,7 +127,8 @@ export function judge(rows: readonly LoadedRow[]): Bars {
   const summaries = summarizeRounds(rows);
   const find = (router: RouterName, like: RoundsSummary) => summaries.find((s) => s.router === router && key(s) === key(like));
   for (const row of summaries.filter((s) => JUDGED.includes(s.router))) {
-    const leastLoad = find('least-load', row);
+    // Redis shares the fleet's load too: the fair baseline of a Redis row is least-load with Redis.
+    const leastLoad = (row.router === 'prefix-affinity-redis' ? find('least-load-redis', row) : undefined) ?? find('least-load', row);
     const oracle = summaries.find((s) => s.router === 'oracle' && s.workload === row.workload && s.load === row.load);
     const valid = row.valid && (leastLoad === undefined || leastLoad.valid);
     const note = invalidNote(row, leastLoad);

@@ -15,13 +15,18 @@ import { waitUntilRoutable } from './run-policy.ts';
 import { startPeer, startRouterSystem, stopAll, type System } from './systems.ts';
 
 /** Router setups a row can run. */
-export const ROUTER_NAMES = ['round-robin', 'least-load', 'prefix-affinity', 'prefix-affinity-redis', 'oracle', 'vllm-router', 'smg'] as const;
+export const ROUTER_NAMES = ['round-robin', 'least-load', 'least-load-redis', 'prefix-affinity', 'prefix-affinity-redis', 'oracle', 'vllm-router', 'smg'] as const;
 /**
  * One of {@link ROUTER_NAMES}: switchyard's policies, the oracle, and the peers' `cache_aware`.
- * `prefix-affinity-redis` is prefix-affinity whose replicas share a fresh redis-server (shared
- * placements and load); at one replica it is not run.
+ * A `-redis` name is that policy with its replicas sharing a fresh redis-server (fleet load,
+ * and for prefix-affinity its placements); at one replica it is not run.
  */
 export type RouterName = (typeof ROUTER_NAMES)[number];
+
+/** Whether `name`'s replicas share a redis-server. */
+export function sharesRedis(name: RouterName): boolean {
+  return name.endsWith('-redis');
+}
 
 /** Whether `name` is a peer's router. */
 export function isPeer(name: RouterName): name is PeerRouterName {
@@ -65,7 +70,7 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
     await redis?.stop();
   };
   try {
-    if (spec.router === 'prefix-affinity-redis') redis = await startRedisServer();
+    if (sharesRedis(spec.router)) redis = await startRedisServer();
     for (let i = 0; i < spec.replicas; i++) {
       if (isPeer(spec.router)) {
         const peer = await startPeer(urls, MODEL, undefined, { peer: spec.router, policy: 'cache_aware' });
@@ -127,7 +132,7 @@ export async function startTarget(spec: TargetSpec, engines: EngineSimulator[]):
  */
 function switchyardArgs(spec: TargetSpec): string[] {
   return [
-    '--routing-policy', spec.router === 'prefix-affinity-redis' ? 'prefix-affinity' : spec.router,
+    '--routing-policy', spec.router.replace(/-redis$/, ''),
     '--scrape-interval-ms', '250',
     '--load-default-capacity', String(FLEET.slots),
     '--load-safe-start-enabled', 'false',

@@ -78,7 +78,7 @@ const SCENARIO_OPTIONS = {
   'cold-start': [],
   'prefix-affinity': [
     { name: 'workloads', value: 'LIST', description: 'comma-separated of A,B,C,D,E (default: all; smoke A)' },
-    { name: 'routers', value: 'LIST', description: 'comma-separated of round-robin,least-load,prefix-affinity,prefix-affinity-redis,oracle,vllm-router,smg (default: all)' },
+    { name: 'routers', value: 'LIST', description: 'comma-separated of round-robin,least-load,least-load-redis,prefix-affinity,prefix-affinity-redis,oracle,vllm-router,smg (default: all; a -redis name runs at 3 replicas sharing one redis-server)' },
     { name: 'replicas', value: 'LIST', description: 'router processes behind nginx (default 1,3; round-robin and the oracle run at 1 only)' },
     { name: 'loads', value: 'LIST', description: "shares of least-load's capacity (default 0.7,1.2; peers run at loads ≤ 1 on A and B)" },
     { name: 'duration-s', value: 'N', description: 'measured seconds per row (default 30; quick 12; smoke 4)' },
