@@ -24,9 +24,9 @@
  * Every first placement is stored provisionally (PROVISIONAL_TTL_MS), so
  * prompts that never come back (traffic without reuse, a new conversation's
  * first turn) leave at most a minute of keys in Redis; they do cost a GET
- * and a script call each. A replica's
- * recent copy answers without a promise. While Redis is degraded the
- * replica's own placement decides, as without Redis.
+ * and a script call each. A replica's recent copy answers without a
+ * promise. While Redis is degraded the replica's own placement decides, as
+ * without Redis.
  *
  * A group's name is its 32-bit group hash, which is seeded by model, tenant
  * and `cache_salt` (prefix-keys.ts), in base 36: two groups that collide

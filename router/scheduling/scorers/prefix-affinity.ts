@@ -23,7 +23,8 @@
  * No tokenizer, no per-engine index, nothing to purge when an engine
  * restarts (its conversations miss once each), and every replica computes
  * the same order from the same request, but for the placement a rare group
- * follows, which is each replica's own (its first sighting may go by load).
+ * follows, which is each replica's own (its first sighting may go by load),
+ * or with Redis the fleet's (router/request/prefix-placement-hook.ts).
  */
 import { z } from 'zod';
 import { mix32 } from '../../load/hash.ts';
@@ -85,6 +86,18 @@ export class PrefixAffinityScorer implements OrderingScorer {
     const { candidates, pool, n } = context;
     const prefix = context.facts.prefix;
     if (prefix === undefined || n === 0) return 0;
+    const tier = Math.min(n, Math.max(1, Math.ceil(this.#settings.spread * n * prefix.share)));
+    // A group every engine serves, and no history: every engine holds what this prompt can reuse
+    // (or none does), so no order gains anything, and one order for every such request (an
+    // identical prompt sent many times) filled the first engines to the bound and left the last
+    // unused. Least load places it; its conversation's later turns, which have history, go home.
+    if (tier === n && prefix.keys.historyTokens === 0) return 0;
+    // A rare group lives on one engine: the one its last request went to, which holds its cache,
+    // wherever that was placed (a first sighting by load, a spill); its home when it went nowhere else.
+    const placed = tier === 1 ? placedPosition(context, prefix.placedOn) : -1;
+    // Applied only for its placement (another replica's, through Redis), which is no candidate here:
+    // nothing is known to be cached anywhere, so it goes by load like any new prompt of its traffic.
+    if (placed < 0 && !this.#appliesUnplaced(prefix)) return 0;
     const groupWeight = (this.#groupWeight = ensureUint32(this.#groupWeight, n));
     const conversationWeight = (this.#conversationWeight = ensureUint32(this.#conversationWeight, n));
     for (let i = 0; i < n; i++) {
@@ -92,19 +105,7 @@ export class PrefixAffinityScorer implements OrderingScorer {
       groupWeight[i] = mix32(prefix.keys.group, idHash);
       conversationWeight[i] = mix32(prefix.keys.conversation, idHash);
     }
-    const tier = Math.min(n, Math.max(1, Math.ceil(this.#settings.spread * n * prefix.share)));
-    // A group every engine serves, and no history: every engine holds what this prompt can reuse
-    // (or none does), so no order gains anything, and one order for every such request (an
-    // identical prompt sent many times) filled the first engines to the bound and left the last
-    // unused. Least load places it; its conversation's later turns, which have history, go home.
-    if (tier === n && prefix.keys.historyTokens === 0) return 0;
     const wanted = Math.min(n, max);
-    // A rare group lives on one engine: the one its last request went to, which holds its cache,
-    // wherever that was placed (a first sighting by load, a spill); its home when it went nowhere else.
-    const placed = tier === 1 ? placedPosition(context, prefix.placedOn) : -1;
-    // Applied only for its placement (another replica's, through Redis), which is no candidate here:
-    // nothing is known to be cached anywhere, so it goes by load like any new prompt of its traffic.
-    if (placed < 0 && !this.#appliesUnplaced(prefix)) return 0;
     // The engines of the tiers that hold the first `wanted` places, in group order.
     const ranked = Math.min(n, tier * Math.ceil(wanted / tier));
     const byGroup = this.#rankByGroup(n, ranked, groupWeight);
