@@ -8,11 +8,11 @@
  *
  *   node loadtest/scenarios/fresh-router-ab.ts [--rounds 3] [--before DIR]
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { abKeepAlive } from './ab-keepalive.ts';
 import { medianOf, runIfMain } from './results.ts';
 import { routerCheckout, startEngineProcesses, startRouterSystem, stopAll } from './systems.ts';
 
@@ -39,9 +39,7 @@ async function main(argv: readonly string[]): Promise<number> {
       for (const variant of variants) {
         const router = await startRouterSystem(engines.urls, variant.options);
         try {
-          const out = execFileSync('ab', ['-q', '-k', '-c', '64', '-n', '20000', '-p', body, '-T', 'application/json', `${router.url}/v1/chat/completions`], { encoding: 'utf8' });
-          const rate = Number(/Requests per second:\s+([\d.]+)/.exec(out)?.[1]);
-          const failed = Number(/Failed requests:\s+(\d+)/.exec(out)?.[1]) + Number(/Non-2xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+          const { requestsPerS: rate, failed } = abKeepAlive(`${router.url}/v1/chat/completions`, body);
           rates.get(variant.name)?.push(rate);
           console.error(`round ${round + 1} ${variant.name}: ${rate} req/s, ${failed} failed or non-2xx`);
         } finally {

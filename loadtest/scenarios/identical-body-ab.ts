@@ -10,11 +10,11 @@
  *
  *   node loadtest/scenarios/identical-body-ab.ts [--rounds 3] [--policies least-load,prefix-affinity,auto]
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { abKeepAlive } from './ab-keepalive.ts';
 import { sumOf } from './shared-state-prom.ts';
 import { medianOf, runIfMain } from './results.ts';
 import { startEngineProcesses, startRouterSystem, stopAll } from './systems.ts';
@@ -48,12 +48,10 @@ async function main(argv: readonly string[]): Promise<number> {
         const router = await startRouterSystem(engines.urls, { args: ['--config', config, '--routing-policy', policy] });
         try {
           const before = await served(engines.urls);
-          const out = execFileSync('ab', ['-q', '-k', '-c', '64', '-n', '20000', '-p', body, '-T', 'application/json', `${router.url}/v1/chat/completions`], { encoding: 'utf8' });
+          const { requestsPerS: rate, failed } = abKeepAlive(`${router.url}/v1/chat/completions`, body);
           const after = await served(engines.urls);
           const perEngine = after.map((n, i) => n - (before[i] as number));
           const total = perEngine.reduce((a, b) => a + b, 0);
-          const rate = Number(/Requests per second:\s+([\d.]+)/.exec(out)?.[1]);
-          const failed = Number(/Failed requests:\s+(\d+)/.exec(out)?.[1]) + Number(/Non-2xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
           failures += failed;
           rates.get(policy)?.push(rate);
           // The least-used engine's share against an even share (1 = perfectly even, 0 = an engine unused).

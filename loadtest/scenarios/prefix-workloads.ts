@@ -183,20 +183,25 @@ function workloadB(seed: number): Workload {
   };
 }
 
-function workloadC(seed: number): Workload {
-  const system = text(seededRng(seedOf(seed, 102, 0)), C.systemTokens);
+/** One system prompt everyone sends and a question of one's own, one request per user (C and E). */
+function sharedSystemPrompt(name: 'C' | 'E', seed: number, sizes: { readonly systemTokens: number; readonly questionTokens: number }, salt: number, description: string): Workload {
+  const system = text(seededRng(seedOf(seed, 100 + salt, 0)), sizes.systemTokens);
   return {
-    name: 'C',
-    description: `one ${C.systemTokens}-token system prompt for everyone, a ${C.questionTokens}-token question of its own; one request per user`,
+    name,
+    description,
     meanTurns: 1,
     meanThinkMs: 0,
     warmupRequests: 0,
-    meanPromptTokens: C.systemTokens + C.questionTokens,
+    meanPromptTokens: sizes.systemTokens + sizes.questionTokens,
     conversation(index) {
-      const question = text(seededRng(seedOf(seed, 2, index)), C.questionTokens);
+      const question = text(seededRng(seedOf(seed, salt, index)), sizes.questionTokens);
       return { turns: 1, opening: [{ role: 'system', content: system }], userMessage: () => question, thinkMs: () => 0 };
     },
   };
+}
+
+function workloadC(seed: number): Workload {
+  return sharedSystemPrompt('C', seed, C, 2, `one ${C.systemTokens}-token system prompt for everyone, a ${C.questionTokens}-token question of its own; one request per user`);
 }
 
 function workloadD(seed: number): Workload {
@@ -215,19 +220,7 @@ function workloadD(seed: number): Workload {
 }
 
 function workloadE(seed: number): Workload {
-  const system = text(seededRng(seedOf(seed, 104, 0)), E.systemTokens);
-  return {
-    name: 'E',
-    description: `short prompts behind a short common prefix: one ${E.systemTokens}-token system prompt for everyone, a ${E.questionTokens}-token question of its own; one request per user`,
-    meanTurns: 1,
-    meanThinkMs: 0,
-    warmupRequests: 0,
-    meanPromptTokens: E.systemTokens + E.questionTokens,
-    conversation(index) {
-      const question = text(seededRng(seedOf(seed, 4, index)), E.questionTokens);
-      return { turns: 1, opening: [{ role: 'system', content: system }], userMessage: () => question, thinkMs: () => 0 };
-    },
-  };
+  return sharedSystemPrompt('E', seed, E, 4, `short prompts behind a short common prefix: one ${E.systemTokens}-token system prompt for everyone, a ${E.questionTokens}-token question of its own; one request per user`);
 }
 
 /** The warm-up a row of `w` at `ratePerS` needs: at least `minMs`, and long enough for `w.warmupRequests` (ms). */
