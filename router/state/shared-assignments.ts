@@ -74,6 +74,7 @@ if current == false or current == ARGV[1] or string.len(current) > tonumber(ARGV
   return ARGV[2]
 end
 return current`;
+
 /**
  * One kind of shared assignment: the Redis key space its names live in and
  * the labels its commands and its write task are counted by. A first
