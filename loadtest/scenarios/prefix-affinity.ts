@@ -28,7 +28,7 @@ import { derivedCapacity, probedCapacity, type Capacity } from './prefix-capacit
 import { FLEET } from './prefix-fleet.ts';
 import { BUSY_CORE_LIMIT, runRow, type RowSpec } from './prefix-runner.ts';
 import { isPeer, ROUTER_NAMES, sharesRedis, type RouterName } from './prefix-targets.ts';
-import { WORKLOAD_NAMES, warmupMsFor, workload, type WorkloadName } from './prefix-workloads.ts';
+import { WORKLOAD_NAMES, warmupMsFor, workload, type Workload, type WorkloadName } from './prefix-workloads.ts';
 import { factsLine, pct, runFacts, runIfMain, scenarioOptions, writeResults } from './results.ts';
 
 /** Durations (ms) and what runs, per mode. */
@@ -112,8 +112,9 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
   const rows: LoadedRow[] = [];
   const capacities: Partial<Record<WorkloadName, Capacity>> = {};
   const descriptions: Partial<Record<WorkloadName, string>> = {};
-  for (const name of plan.workloads) {
-    const w = workload(name, seed);
+  // Made once: B's documents are generated on first use and kept for every round.
+  const workloads = new Map(plan.workloads.map((name) => [name, workload(name, seed)] as const));
+  for (const [name, w] of workloads) {
     descriptions[name] = w.description;
     const capacity = plan.probe ? await probedCapacity(w, plan, seed) : derivedCapacity(w);
     capacities[name] = capacity;
@@ -121,7 +122,7 @@ export async function prefixAffinity(argv: readonly string[]): Promise<number> {
   }
   for (let round = 1; round <= rounds; round++) {
     for (const [wi, name] of plan.workloads.entries()) {
-      const w = workload(name, seed);
+      const w = workloads.get(name) as Workload;
       const capacity = capacities[name] as Capacity;
       for (const load of plan.loads) {
         const ratePerS = load * capacity.perS;
