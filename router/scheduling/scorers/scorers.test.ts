@@ -94,6 +94,18 @@ describe('prefix affinity scorer', () => {
     // Another conversation of the same rare group shares the home (the group's first tier is one engine).
     assert.equal(place(pods, 12, 22).ids[0], home);
   });
+  it("credits a rare group's home with its span when this replica placed it nowhere (every replica sends it there first)", () => {
+    const pods = fleet(8);
+    const credited = (share: number, blockCount: number) => {
+      scorer.order(contextOf(pods, facts({ prefix: prefixFacts(11, 22, { share, blockCount }) })), MAX_ORDERED, order, credit);
+      return [credit[0], credit[1]];
+    };
+    // 20 blocks of 512 bytes: the group hash covers its first 8 KiB, 2,048 tokens, a quarter of full credit.
+    assert.deepEqual(credited(0, 20), [0.25, 0]);
+    assert.deepEqual(credited(0, 4), [0.0625, 0], 'a shorter prompt: its own span');
+    // A group spread over several engines is presumed nowhere: its tier gets only the prefix its requests were seen to share.
+    assert.deepEqual(credited(0.25, 20), [0, 0]);
+  });
   it('sends a rare group to the engine its last request went to, with the credit of a home', () => {
     const pods = fleet(8);
     const rendezvous = place(pods, 11, 22).ids;
