@@ -123,13 +123,13 @@ describe('prefix group table', () => {
     assert.ok(chat.read('m', keys(99), 21).reuse > 0.7);
     const fresh = new PrefixGroups();
     for (let r = 0; r < 100; r++) fresh.record('m', keys(r, blocks(8, 0, r)), r);
-    // Only the prior of 8,192 reusable tokens is left: under the 10% at which affinity yields.
-    assert.ok(fresh.read('m', keys(1), 100).reuse < 0.1);
-    assert.equal(fresh.read('unseen', keys(1), 100).reuse, 1, 'a model not seen yet starts with affinity on');
-    // The prior starts with the model's first record, on whatever clock: an epoch clock does not wipe it.
+    // Nothing is presumed: prompts never sent twice show no reuse, and neither does a model not seen yet.
+    assert.equal(fresh.read('m', keys(1), 100).reuse, 0);
+    assert.equal(fresh.read('unseen', keys(1), 100).reuse, 0);
+    // On an epoch clock too, the first record is the whole estimate: half of its 8 blocks were history.
     const epoch = new PrefixGroups();
-    epoch.record('m', keys(1, blocks(8, 0, 1)), 1_764_547_200_000);
-    assert.ok(Math.abs(epoch.read('m', keys(1), 1_764_547_200_000).reuse - 8_192 / (8_192 + 8 * 128)) < 1e-9);
+    epoch.record('m', keys(1, blocks(8, 0, 1), 4 * 128), 1_764_547_200_000);
+    assert.equal(epoch.read('m', keys(1), 1_764_547_200_000).reuse, 0.5);
     // One shared document, a different question each time: the document's blocks count.
     const docs = new PrefixGroups();
     for (let r = 0; r < 100; r++) docs.record('m', keys(5, blocks(50, 48, r)), r);

@@ -45,8 +45,8 @@ export interface GroupReading {
    * Share of the model's recent prompt tokens (estimated over each prompt's
    * first 32 KiB, and its history) that a cache could have served: each
    * request's history or its common prefix with its group's previous
-   * request, whichever is longer; 0-1, with a prior of 8,192 reusable tokens
-   * (so 1 for a model not in the table).
+   * request, whichever is longer; 0-1, and 0 for a model not in the table:
+   * reuse is what traffic shows, never presumed.
    */
   readonly reuse: number;
   /** The engine (its 32-bit id hash) the group's last request was sent to; undefined when none was recorded. */
@@ -88,13 +88,12 @@ const SLOT_BYTES = NUMBERS * 8 + LINKS * 4 + MAX_BLOCKS * 4;
 const INDEX_ENTRY_BYTES = 40;
 const MODEL_BYTES = 400;
 
-/**
- * Reusable prompt tokens assumed before any traffic, as if this many tokens had all been
- * reusable: a model starts with affinity on, and a conversation's first turns are placed where
- * its later turns will go. Real traffic outweighs it within seconds (the totals decay over τ).
- */
-const PRIOR_REUSABLE_TOKENS = 8_192;
-const NOTHING: GroupReading = Object.freeze({ share: 0, sharedPrefixTokens: 0, reuse: 1, placedOn: undefined });
+// No reuse is presumed before traffic shows it. A prior of 8,192 reusable tokens sent a fresh
+// router's first ~190 prompts of short, never-repeated traffic to their hash homes, and the
+// engines' batches stayed uneven long after (workload E at 120%: TTFT p99 1.35× least-load's,
+// 1.0× without the prior; docs/performance.md). Prompts that open with a template are presumed
+// shared by their shape instead (scorers/prefix-affinity.ts).
+const NOTHING: GroupReading = Object.freeze({ share: 0, sharedPrefixTokens: 0, reuse: 0, placedOn: undefined });
 
 /** The table: see the file header. Owns its memory; callers only pass keys in. */
 export class PrefixGroups {
@@ -190,8 +189,8 @@ class ModelGroups {
   #newestSlot = -1;
   // Model-wide decayed sums, all as of #totalTime (undefined until the first record, whose clock starts it).
   #total = 0;
-  #reusable = PRIOR_REUSABLE_TOKENS;
-  #promptTokens = PRIOR_REUSABLE_TOKENS;
+  #reusable = 0;
+  #promptTokens = 0;
   #totalTime: number | undefined;
 
   constructor(model: string, settings: PrefixGroupSettings) {

@@ -10,7 +10,7 @@ const GROUP = 0x1234abcd;
 const NAME = GROUP.toString(36);
 
 function keys(historyTokens: number, blockCount = 20): PrefixKeys {
-  return { conversation: 7, group: GROUP, historyTokens, blockCount, blocks: new Uint32Array(64) };
+  return { conversation: 7, group: GROUP, historyTokens, openingTokens: 0, blockCount, blocks: new Uint32Array(64) };
 }
 
 function prefix(overrides: Partial<PrefixFacts> = {}): PrefixFacts {

@@ -18,9 +18,9 @@
  * hash, which every replica agrees on), of a group that is new here or rare
  * (a group spread over several engines follows no placement). That
  * includes new groups while the model's traffic shows little reuse, which
- * go by load: shared documents arriving for the first time look like that,
- * and their first placements are the ones to share (without them, three
- * replicas reached 0.70 of B's hit ratio, with them the oracle's 0.83).
+ * go by load (unless they open with a template, which goes home): a
+ * document pasted into the user's message, arriving for the first time,
+ * looks like that, and its first placement is the one to share.
  * Every first placement is stored provisionally (PROVISIONAL_TTL_MS), so
  * prompts that never come back (traffic without reuse, a new conversation's
  * first turn) leave at most a minute of keys in Redis; they do cost a GET

@@ -58,6 +58,21 @@ describe('prefix keys', () => {
     assert.equal(keysOf('x'.repeat(4000), { kind: 'completion' }).historyTokens, 0);
   });
 
+  it('counts as opening the canonical bytes before the first user message (/4); none when the user speaks first or for a completion', () => {
+    const messages = [SYSTEM, { role: 'user', content: 'first question' }];
+    const before = Buffer.byteLength(JSON.stringify([SYSTEM])) - 1; // "[" and the system element, up to the comma
+    assert.equal(keysOf(messages).openingTokens, Math.floor((before + 1) / 4));
+    // Later turns keep the opening of the first: only what precedes the first user message counts.
+    assert.equal(keysOf(turns(SYSTEM, 'hi', 3)[2] as Message[]).openingTokens, keysOf(messages).openingTokens);
+    assert.equal(keysOf([{ role: 'user', content: 'x'.repeat(40_000) }, SYSTEM]).openingTokens, 0);
+    assert.equal(keysOf('x'.repeat(40_000), { kind: 'completion' }).openingTokens, 0);
+    // No user message within the scanned 64 KiB: all of it opens the prompt.
+    const long = keysOf([{ role: 'system', content: 'y'.repeat(100_000) }, { role: 'user', content: 'q' }], { cap: 200_000 });
+    assert.equal(long.openingTokens, (64 * 1024) / 4);
+    // A user message too long to end within the prefix still ends the opening where it begins.
+    assert.equal(keysOf([SHORT_SYSTEM, { role: 'user', content: 'z'.repeat(100_000) }]).openingTokens, Math.floor((Buffer.byteLength(JSON.stringify([SHORT_SYSTEM])) - 1 + 1) / 4));
+  });
+
   it('puts conversations that share a system prompt of 8 KiB or more in one group, each its own conversation', () => {
     const a = keysOf([SYSTEM, { role: 'user', content: 'first question' }]);
     const b = keysOf([SYSTEM, { role: 'user', content: 'another question' }]);

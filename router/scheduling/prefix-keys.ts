@@ -69,6 +69,14 @@ export interface PrefixKeys {
    * was cut. 0 without an assistant message, and for completions.
    */
   historyTokens: number;
+  /**
+   * Estimated tokens (bytes / 4) of the canonical messages before the first
+   * message whose role is `user`: a system prompt, a document, instructions,
+   * which an application sends every user of it (within the first
+   * {@link CONVERSATION_MAX_BYTES}). 0 when a user message comes first, and
+   * for completions.
+   */
+  openingTokens: number;
   /** Valid entries of {@link blocks}, 0-{@link MAX_BLOCKS}: ⌈min(prefix length, 32 KiB) / 512⌉. */
   blockCount: number;
   /**
@@ -81,7 +89,7 @@ export interface PrefixKeys {
 
 /** A fresh keys object with room for `capacity` blocks (the one allocation a caller needs); {@link MAX_BLOCKS} fits every prompt. */
 export function createPrefixKeys(capacity = MAX_BLOCKS): PrefixKeys {
-  return { conversation: 0, group: 0, historyTokens: 0, blockCount: 0, blocks: new Uint32Array(capacity) };
+  return { conversation: 0, group: 0, historyTokens: 0, openingTokens: 0, blockCount: 0, blocks: new Uint32Array(capacity) };
 }
 
 /**
@@ -124,12 +132,15 @@ export function prefixKeys(
   let spanEnd: number; // the conversation span: [0, spanEnd)
   if (chat) {
     const text = Buffer.isBuffer(prefix) ? prefix : Buffer.from(prefix.buffer, prefix.byteOffset, length);
-    const userEnd = elementEnd(text.subarray(0, Math.min(length, CONVERSATION_MAX_BYTES)), ROLE_USER, false);
-    spanEnd = userEnd === -1 ? Math.min(length, CONVERSATION_MAX_BYTES) : userEnd;
+    const scanned = Math.min(length, CONVERSATION_MAX_BYTES);
+    const userEnd = elementEnd(text.subarray(0, scanned), ROLE_USER, false);
+    spanEnd = userEnd === -1 ? scanned : userEnd;
+    into.openingTokens = Math.floor((matchedStart === -1 ? scanned : matchedStart) / BYTES_PER_TOKEN);
     into.historyTokens = Math.floor((truncated ? length : Math.max(0, elementEnd(text, ROLE_ASSISTANT, true))) / BYTES_PER_TOKEN);
   } else {
     spanEnd = Math.min(length, GROUP_BYTES);
     into.historyTokens = 0;
+    into.openingTokens = 0;
   }
   chain(new DataView(prefix.buffer, prefix.byteOffset, length), seedOf(model, cacheSalt), spanEnd, into);
   return into;
@@ -168,24 +179,38 @@ function chain(view: DataView, seed: number, spanEnd: number, into: PrefixKeys):
 const QUOTE = 0x22;
 
 /**
+ * Where the last call of {@link elementEnd} saw the first element with its
+ * role begin (the offset of its `{`, whether or not it ended within the
+ * prefix), or -1 when it saw none. Set by every call: a module-level result
+ * rather than an object per call, on the hot path.
+ */
+let matchedStart = -1;
+
+/**
  * Offset just past the first element (or with `last`, the last) of the
  * canonical array `p` that is an object with `role` (`"role":"…"`) among its
- * own keys, or -1 when none ends within `p`. Tracks depth; strings are
- * skipped whole.
+ * own keys, or -1 when none ends within `p`; sets {@link matchedStart}.
+ * Tracks depth; strings are skipped whole.
  */
 function elementEnd(p: Buffer, role: Buffer, last: boolean): number {
   const limit = p.length;
   let depth = 1; // inside the array
   let matches = false;
   let end = -1;
+  let start = -1;
+  matchedStart = -1;
   for (let i = 1; i < limit; ) {
     const c = p[i] as number;
     if (c === QUOTE) {
-      if (depth === 2 && !matches && isRole(p, i, limit, role)) matches = true;
+      if (depth === 2 && !matches && isRole(p, i, limit, role)) {
+        matches = true;
+        if (matchedStart === -1) matchedStart = start;
+      }
       i = stringEnd(p, i + 1);
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
+      if (depth === 1) start = i;
       depth++;
     } else if (c === 0x7d || c === 0x5d) {
       if (--depth === 1 && matches) {

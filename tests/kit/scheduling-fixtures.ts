@@ -26,9 +26,9 @@ export function facts(extra: Partial<RequestFacts> = {}): RequestFacts {
 }
 
 /** Prefix facts for a conversation and group, with a share and credits. */
-export function prefixFacts(conversation: number, group: number, extra: Partial<Omit<PrefixFacts, 'keys'>> & { historyTokens?: number; blockCount?: number } = {}): PrefixFacts {
+export function prefixFacts(conversation: number, group: number, extra: Partial<Omit<PrefixFacts, 'keys'>> & { historyTokens?: number; openingTokens?: number; blockCount?: number } = {}): PrefixFacts {
   return {
-    keys: { conversation, group, historyTokens: extra.historyTokens ?? 0, blockCount: extra.blockCount ?? 0, blocks: new Uint32Array(0) },
+    keys: { conversation, group, historyTokens: extra.historyTokens ?? 0, openingTokens: extra.openingTokens ?? 0, blockCount: extra.blockCount ?? 0, blocks: new Uint32Array(0) },
     share: extra.share ?? 0,
     sharedPrefixTokens: extra.sharedPrefixTokens ?? 0,
     reuse: extra.reuse ?? 1,

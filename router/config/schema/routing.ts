@@ -57,7 +57,7 @@ const prefix = z
     epsilon: z.number().min(0).default(0.5).describe('Load bound headroom over the mean load score before prefix affinity yields.'),
     kappa: z.number().min(0).default(2).describe('Extra headroom per unit of cache credit (a candidate holding 8k cached tokens of the prompt may run this much hotter).'),
     spread: z.number().min(1).default(2).describe("Engines per prefix group: about spread x fleet size x the group's traffic share, so one prompt shared by everyone cannot pile onto one engine."),
-    minReuse: z.number().min(0).max(1).default(0.1).describe("Below this share of prompt tokens a cache could serve (the model's recent traffic), prefix affinity yields to least-load."),
+    minReuse: z.number().min(0).max(1).default(0.1).describe("Below this share of prompt tokens a cache could serve (the model's recent traffic), a new prompt goes by least-load, unless its first 8 KiB are messages before the user's own (a document, instructions), which go to their home."),
     prefixBytes: z.number().int().min(1_024).max(64 * 1_024).default(64 * 1_024).describe('Bytes of canonical prompt read for prefix keys (bytes): the conversation key covers up to the first user message within it, block hashes the first 32 KiB.'),
     maxGroups: z.number().int().positive().default(4_096).describe('Prefix groups remembered per model (least recently seen evicted).'),
   })

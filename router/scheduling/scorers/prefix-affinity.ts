@@ -19,7 +19,9 @@
  * group follows the engine its last request went to (the group table
  * remembers it), where a first sighting placed by load or a spill left its
  * cache. A rare group a replica has not placed is presumed at its home,
- * where every replica sends a first sighting first.
+ * where every replica sends a first sighting first. A first sighting goes
+ * home when its prompt opens with a template (a document, instructions)
+ * or the model's traffic shows reuse, else by load.
  *
  * No tokenizer, no per-engine index, nothing to purge when an engine
  * restarts (its conversations miss once each), and every replica computes
@@ -70,7 +72,8 @@ export class PrefixAffinityScorer implements OrderingScorer {
    * Applies to a prompt whose group the table knows, that carries history,
    * or whose group was placed (by another replica, through Redis): an engine
    * may hold something for it. A prompt with none of these (a new
-   * conversation, a new document) is placed at home only while the model's
+   * conversation, a new document) is placed at home when its group opens
+   * with a template (see {@link opensWithTemplate}), or while the model's
    * traffic shows reuse; on traffic without reuse, homes would only cost
    * balance.
    */
@@ -80,7 +83,7 @@ export class PrefixAffinityScorer implements OrderingScorer {
   }
 
   #appliesUnplaced(prefix: PrefixFacts): boolean {
-    return prefix.share > 0 || prefix.keys.historyTokens > 0 || prefix.reuse >= this.#settings.minReuse;
+    return prefix.share > 0 || prefix.keys.historyTokens > 0 || opensWithTemplate(prefix) || prefix.reuse >= this.#settings.minReuse;
   }
 
   order<T extends Candidate>(context: PickContext<T>, max: number, order: Uint32Array, credit: Float64Array): number {
@@ -167,6 +170,25 @@ function followPlacement(placed: number, byGroup: Uint32Array, ranked: number, w
   return count;
 }
 
+/**
+ * The group's whole span (its first {@link GROUP_BYTES}) lies in messages
+ * before the first user message: a document or instructions an application
+ * sends every user of it, so its first sighting is presumed shared and goes
+ * home, where every replica sends it. The model's reuse estimate cannot say
+ * so in time: a replica sees a new document first, and with several
+ * replicas each saw a shared document about once (workload B at three
+ * replicas without Redis: the estimate stayed under `minReuse`, first
+ * sightings went by each replica's own load, and the hit ratio was 0.61-0.67
+ * against the oracle's 0.83; docs/performance.md). A short opening (one
+ * system prompt of a few hundred tokens) and a prompt that is the user's
+ * own are left to the estimate. So is a group the fleet's shared placements
+ * were asked about (Redis): there a first placement by load is stored for
+ * every replica, and load places it better than a hash under overload.
+ */
+function opensWithTemplate(prefix: PrefixFacts): boolean {
+  return prefix.fleetPlacement === undefined && prefix.keys.openingTokens * BYTES_PER_TOKEN >= GROUP_BYTES;
+}
+
 /** Estimated tokens of the span a group hash covers: its first {@link GROUP_BYTES}, or the whole prompt prefix when shorter. */
 function groupSpanTokens(keys: PrefixKeys): number {
   return Math.min(GROUP_BYTES, keys.blockCount * BLOCK_BYTES) / BYTES_PER_TOKEN;
@@ -184,7 +206,7 @@ const prefixParameters = z.strictObject({
   epsilon: z.number().min(0).optional().describe('Load bound headroom over the mean load score (default: routing.prefix.epsilon).'),
   kappa: z.number().min(0).optional().describe('Extra headroom per unit of cache credit (default: routing.prefix.kappa).'),
   spread: z.number().min(1).optional().describe('Engines per prefix group per unit of traffic share x fleet size (default: routing.prefix.spread).'),
-  minReuse: z.number().min(0).max(1).optional().describe('Share of reusable prompt tokens below which new prompts go by load (default: routing.prefix.minReuse).'),
+  minReuse: z.number().min(0).max(1).optional().describe('Share of reusable prompt tokens below which new prompts without an 8 KiB opening go by load (default: routing.prefix.minReuse).'),
 });
 
 /**

@@ -75,6 +75,14 @@ describe('prefix affinity scorer', () => {
     assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0.01, historyTokens: 100 }) })), true);
     // So may a group another replica placed (shared placements, Redis).
     assert.equal(scorer.applies(facts({ prefix: { ...prefixFacts(1, 2, { reuse: 0.01 }), placedOn: 12345 } })), true);
+    // And a new group whose whole 8 KiB span is an opening before the user's message (a document, instructions):
+    // presumed shared, whatever the reuse. A shorter opening is left to the reuse estimate.
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0, openingTokens: 2_048 }) })), true);
+    assert.equal(scorer.applies(facts({ prefix: prefixFacts(1, 2, { reuse: 0, openingTokens: 2_047 }) })), false);
+    // Unless the fleet's shared placements (Redis) have none for it: its first placement by load is shared.
+    assert.equal(scorer.applies(facts({ prefix: { ...prefixFacts(1, 2, { reuse: 0, openingTokens: 2_048 }), fleetPlacement: null } })), false);
+    const opening = contextOf(fleet(8), facts({ prefix: prefixFacts(1, 2, { reuse: 0, openingTokens: 6_000, blockCount: 64 }) }));
+    assert.equal(scorer.order(opening, MAX_ORDERED, order, credit), MAX_ORDERED);
   });
   it('returns a permutation of distinct candidates, at most MAX_ORDERED (property)', () => {
     fc.assert(
