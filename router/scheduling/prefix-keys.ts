@@ -72,9 +72,9 @@ export interface PrefixKeys {
   /**
    * Estimated tokens (bytes / 4) of the canonical messages before the first
    * message whose role is `user`: a system prompt, a document, instructions,
-   * which an application sends every user of it (within the first
-   * {@link CONVERSATION_MAX_BYTES}). 0 when a user message comes first, and
-   * for completions.
+   * which an application sends every user of it: all of the first
+   * {@link CONVERSATION_MAX_BYTES} when no user message begins within them.
+   * 0 when a user message comes first, and for completions.
    */
   openingTokens: number;
   /** Valid entries of {@link blocks}, 0-{@link MAX_BLOCKS}: ⌈min(prefix length, 32 KiB) / 512⌉. */
