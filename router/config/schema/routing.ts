@@ -68,7 +68,7 @@ const routing = z
   .strictObject({
     policy: profileName
       .default('auto')
-      .describe('Scheduling profile: a preset (auto: LoRA adapter affinity for a request naming an adapter, else session affinity when it has a session key, else least-load; least-load; session: the same as auto; round-robin; prefix-affinity: LoRA adapter, else session key, else prompt-prefix affinity, else least-load) or a name from `profiles`.'),
+      .describe('Scheduling profile: a preset (auto: LoRA adapter affinity for a request naming an adapter, else session affinity when it has a session key, else prompt-prefix affinity, else least-load; least-load; session: LoRA adapter, else session key, else least-load (the default before prefix affinity); round-robin; prefix-affinity: the same as auto) or a name from `profiles`.'),
     modelPolicies: z
       .record(z.string().min(1), profileName)
       .default({})

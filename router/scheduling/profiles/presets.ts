@@ -66,13 +66,15 @@ const LEAST_LOAD: readonly ScorerRef[] = [
  */
 export const PRESETS: Readonly<Record<(typeof POLICY_NAMES)[number], Omit<ProfileSettings, 'powerOfTwoChoices'>>> = {
   'least-load': { affinity: [], picker: 'weighted-max', scorers: LEAST_LOAD },
-  // `session` and `auto` behave the same: requests without a key go by least load. Each affinity
+  // `auto` and `prefix-affinity` behave the same: a keyless request follows its prompt's prefix,
+  // since every OpenAI SDK sends keyless chat and engines cache prefixes by default; `session`
+  // (the default before prefix affinity) sends a keyless request by least load. Each affinity
   // preset sends a request for a LoRA adapter to the engines that run it first (a walk that applies
   // only to adapter requests), session key or not: an engine without the adapter must swap it in,
   // which costs more than the conversation's cache, and the adapter's engines stay the same from
   // one turn to the next while under the load bound.
   session: { affinity: ['lora', 'session'], picker: 'weighted-max', scorers: LEAST_LOAD },
-  auto: { affinity: ['lora', 'session'], picker: 'weighted-max', scorers: LEAST_LOAD },
+  auto: { affinity: ['lora', 'session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD },
   'round-robin': { affinity: [], picker: 'round-robin', scorers: LEAST_LOAD },
   'prefix-affinity': { affinity: ['lora', 'session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD },
 };

@@ -116,7 +116,8 @@ describe('plugin registry', () => {
     const presetsBefore = (s: SchedulingSettings) => ({
       'least-load': { affinity: [], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
       session: { affinity: ['session'], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
-      auto: { affinity: ['session'], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
+      // `auto` became prefix affinity's chain; `session` keeps the old default's picks.
+      auto: { affinity: ['session', 'prefix'], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
       'round-robin': { affinity: [], picker: 'round-robin', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
       'prefix-affinity': { affinity: ['session', 'prefix'], picker: 'weighted-max', weights: { load: 1, kvUsage: 0.001 }, powerOfTwoChoices: s.powerOfTwoChoices },
       ...older,
