@@ -1,6 +1,7 @@
 /**
- * Least-load across replicas: keyless streams (no session key, so the auto
- * profile ranks by load) at 85% of capacity, through one router and through
+ * Least-load across replicas: keyless streams (no session key, and one-turn
+ * prompts with no history for the default profile's prefix walk to follow,
+ * so it ranks them by load) at 85% of capacity, through one router and through
  * three, without and with Redis. Three replicas that each see only their own
  * in-flight requests pile onto the engine each thinks is emptiest; with the
  * fleet-wide counts they should balance like one router does. The four

@@ -157,7 +157,7 @@ export function reportMarkdown(setup: Setup, runs: SharedStateRuns, barsMarkdown
     '',
     '### Least-load at 85% load: three replicas against one router',
     '',
-    'Keyless streams (the auto profile ranks by load). Engine queues sampled every 100 ms; "waiting max ÷ mean" is the largest engine\'s time-averaged waiting queue over the mean of all four (1 = even; no queue anywhere counts as even). Median of interleaved rounds, [min–max]; "vs one router" compares medians with one router of the same Redis setting. On two cores the engines (simulated inside the benchmark process), the load generator, nginx and the routers share the CPU, so three replicas cost the engines some timing whatever they route: three replicas with Redis against three without isolates what the shared counts change.',
+    'Keyless one-turn streams (the default profile ranks them by load: no session key, no history for its prefix walk to follow). Engine queues sampled every 100 ms; "waiting max ÷ mean" is the largest engine\'s time-averaged waiting queue over the mean of all four (1 = even; no queue anywhere counts as even). Median of interleaved rounds, [min–max]; "vs one router" compares medians with one router of the same Redis setting. On two cores the engines (simulated inside the benchmark process), the load generator, nginx and the routers share the CPU, so three replicas cost the engines some timing whatever they route: three replicas with Redis against three without isolates what the shared counts change.',
     '',
     ...leastLoadTable(runs.leastLoad),
     '',
