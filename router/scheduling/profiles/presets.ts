@@ -58,6 +58,9 @@ const LEAST_LOAD: readonly ScorerRef[] = [
   { name: 'kv-usage', weight: 0.001 },
 ];
 
+/** The prefix-affinity chain, which the default `auto` is too: one object, so the two cannot drift apart. */
+const PREFIX_AFFINITY: Omit<ProfileSettings, 'powerOfTwoChoices'> = { affinity: ['lora', 'session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD };
+
 /**
  * The preset profiles, by the policy names configs have always used, in the
  * same data form as `routing.profiles`; `routing.powerOfTwoChoices`
@@ -74,9 +77,9 @@ export const PRESETS: Readonly<Record<(typeof POLICY_NAMES)[number], Omit<Profil
   // which costs more than the conversation's cache, and the adapter's engines stay the same from
   // one turn to the next while under the load bound.
   session: { affinity: ['lora', 'session'], picker: 'weighted-max', scorers: LEAST_LOAD },
-  auto: { affinity: ['lora', 'session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD },
+  auto: PREFIX_AFFINITY,
   'round-robin': { affinity: [], picker: 'round-robin', scorers: LEAST_LOAD },
-  'prefix-affinity': { affinity: ['lora', 'session', 'prefix'], picker: 'weighted-max', scorers: LEAST_LOAD },
+  'prefix-affinity': PREFIX_AFFINITY,
 };
 
 /**
