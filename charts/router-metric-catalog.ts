@@ -6,6 +6,7 @@
  */
 import { registerDiscoveryMetrics } from '../discovery/kubernetes/discovery-metrics.ts';
 import { RouterMetrics } from '../router/metrics/metrics.ts';
+import { InferenceExtensionMetrics } from '../router/metrics/inference-extension-metrics.ts';
 import { SharedStateMetrics } from '../router/metrics/shared-state-metrics.ts';
 
 /** Series name → whether it only grows (a counter, or part of a histogram: read it through a range). */
@@ -22,6 +23,7 @@ export async function routerMetricCatalog(): Promise<MetricCatalog> {
     bufferedBodyBytes: () => 0,
   });
   registerDiscoveryMetrics(metrics.registry, () => []);
+  new InferenceExtensionMetrics(metrics.registry);
   // As a replica with Redis configured registers them (without Redis their gauges have no series).
   new SharedStateMetrics(metrics.registry, { status: () => 'up', fleetReplicas: () => 1, fleetLoadAgeSeconds: () => 0 });
   const catalog: MetricCatalog = new Map();

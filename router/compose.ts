@@ -18,6 +18,7 @@ import { readExporterHeaders } from './config/exporter-headers.ts';
 import type { Tracing } from './tracing/otel-tracing.ts';
 import { buildCapacity, type Capacity } from './compose/capacity.ts';
 import { buildDiscovery, type Discovery } from './compose/discovery.ts';
+import { buildInferenceExtension, type InferenceExtension } from './compose/inference-extension.ts';
 import { buildEngineWatch, type EngineWatch } from './compose/engine-watch.ts';
 import { buildLoad, type Load } from './compose/load.ts';
 import { buildMetrics } from './compose/metrics.ts';
@@ -78,6 +79,7 @@ export class Router {
   readonly #discovery: Discovery;
   readonly #shared: SharedState;
   readonly #engineWatch: EngineWatch;
+  readonly #inferenceExtension: InferenceExtension;
   readonly #requestPath: RequestPath;
   readonly #servers: Servers;
 
@@ -110,7 +112,9 @@ export class Router {
     this.sharedMetrics = shared.metrics;
     const engineWatch = (this.#engineWatch = buildEngineWatch(config, { view, capacity, discovery, credentials: secrets.credentials, metrics, logger }));
     const scheduling = buildScheduling(config, { view, metrics, sharedMetrics: shared.metrics });
+    const inferenceExtension = (this.#inferenceExtension = buildInferenceExtension(config, { kubernetes: discovery.kubernetes, metrics, logger }));
     const requestPath = (this.#requestPath = buildRequestPath(config, {
+      inferenceExtension,
       logger,
       secrets,
       view,
@@ -121,7 +125,7 @@ export class Router {
       accessLogOut: options.accessLogOut,
       tracer: options.tracing?.tracer,
     }));
-    this.#servers = buildServers(config, { logger, adminToken: secrets.adminToken, load, capacity, discovery, metrics, shared, scraper: engineWatch.scraper, requestPath });
+    this.#servers = buildServers(config, { logger, adminToken: secrets.adminToken, load, capacity, discovery, inferenceExtension, metrics, shared, scraper: engineWatch.scraper, requestPath });
     this.drain = this.#servers.drain;
   }
 
@@ -155,6 +159,7 @@ export class Router {
       this.logger.info({ setVersion: set.version, endpoints: set.endpoints.length }, 'endpoint set updated');
     });
     this.#engineWatch.scraper.start();
+    this.#inferenceExtension.start();
     this.#load.replicaWatch?.start();
     this.#secrets.apiKeys?.start(this.config.auth.reloadIntervalMs);
     this.#shared.quotas?.start();

@@ -26,6 +26,9 @@ interface Variable {
   readonly query: string;
   readonly options?: readonly { readonly value: string }[];
   readonly allowCustomValue?: boolean;
+  readonly multi?: boolean;
+  readonly includeAll?: boolean;
+  readonly allValue?: string;
 }
 interface Dashboard {
   readonly uid: string;
@@ -39,6 +42,11 @@ const panels = dashboards.flatMap((d) => d.model.panels.filter((p) => p.type !==
 const targets = panels.flatMap(({ file, panel }) => (panel.targets ?? []).map((target) => ({ where: `${file}: "${panel.title}" ${target.refId}`, target })));
 
 type Catalog = MetricCatalog;
+
+/** The router series with a `pool` label (namespace/name of an InferencePool): filtered by the pool variable wherever read. */
+const POOL_SERIES = ['switchyard_inference_pool_ready', 'switchyard_inference_pool_endpoints'];
+/** The Gateway API Inference Extension series the dashboards must show. */
+const INFERENCE_EXTENSION_SERIES = [...POOL_SERIES, 'switchyard_model_rewrites_total', 'switchyard_inference_objective_unknown_total'];
 
 /** The router's catalogue, checked to have read the metric types. */
 async function routerCatalog(): Promise<Catalog> {
@@ -99,13 +107,14 @@ describe('dashboards: generated from charts/dashboards/*.ts', () => {
     }
   });
 
-  it('never sums what every replica reports about the same engine (only per-replica work is summed across replicas)', () => {
+  it('never sums what every replica reports about the same engine or InferencePool (only per-replica work is summed across replicas)', () => {
     // switchyard_backend_in_flight_requests is each replica's own work: its sum is the fleet's.
-    const perEngineView = /\bsum\s*(?:by\s*\(([^)]*)\))?\s*\(\s*switchyard_backend_(?!in_flight_requests)\w+/g;
+    // Every replica watches the same InferencePool, so its pool gauges are views of one pool too.
+    const perEngineView = /\bsum\s*(?:by\s*\(([^)]*)\))?\s*\(\s*switchyard_(?:backend_(?!in_flight_requests)|inference_pool_)\w+/g;
     for (const { where, target } of targets) {
       for (const match of target.expr.matchAll(perEngineView)) {
         const by = (match[1] ?? '').split(',').map((l) => l.trim());
-        assert.ok(by.includes('pod'), `${where}: ${match[0]} sums a per-engine view across replicas; use max/min/avg by (backend)`);
+        assert.ok(by.includes('pod'), `${where}: ${match[0]} sums a per-engine (or per-pool) view across replicas; use max/min/avg by (backend) or by (pool)`);
       }
     }
   });
@@ -114,9 +123,23 @@ describe('dashboards: generated from charts/dashboards/*.ts', () => {
     for (const { where, target } of targets) {
       for (const s of selectors(target.expr)) {
         const wanted = s.metric.startsWith('vllm:') ? ['namespace=~"$engine_namespace"', 'model_name=~"$model"'] : ['namespace=~"$namespace"', 'job=~"$job"', 'pod=~"$pod"'];
+        if (POOL_SERIES.includes(s.metric)) wanted.push('pool=~"$pool"');
         for (const matcher of wanted) assert.ok(s.matchers.includes(matcher), `${where}: ${s.metric} lacks ${matcher}`);
       }
     }
+  });
+
+  it('offers the pool variable on both dashboards and shows every Gateway API Inference Extension series, pool series filtered by it', () => {
+    for (const { file, model } of dashboards) {
+      const pool = model.templating.list.find((v) => v.name === 'pool');
+      assert.equal(pool?.type, 'query', `${file} lacks the pool variable`);
+      assert.equal(pool?.query, 'label_values(switchyard_inference_pool_ready{namespace=~"$namespace", job=~"$job", pod=~"$pod"}, pool)', file);
+      assert.ok(pool?.multi === true && pool.includeAll === true && pool.allValue === '.*', `${file}: pool is multi-value with All = .*`);
+    }
+    const reads = (metric: string, file?: string) =>
+      targets.some(({ where, target }) => (file === undefined || where.startsWith(`${file}:`)) && selectors(target.expr).some((s) => s.metric === metric && (!POOL_SERIES.includes(metric) || s.matchers.includes('pool=~"$pool"'))));
+    for (const metric of INFERENCE_EXTENSION_SERIES) assert.ok(reads(metric), `no panel reads ${metric}${POOL_SERIES.includes(metric) ? ' filtered by $pool' : ''}`);
+    assert.ok(reads('switchyard_inference_pool_endpoints', 'switchyard-engines.json'), 'the engines dashboard shows endpoints per pool');
   });
 
   it('uses the datasource variable everywhere: no __inputs, no ${DS_...} placeholders', () => {

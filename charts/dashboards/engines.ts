@@ -5,8 +5,8 @@
  * under their names, so nothing here is counted once per router replica.
  */
 import type { DashboardSpec, RowSpec } from './panels.ts';
-import { ENGINE, MODEL, perBackend, quantile, rate, ROUTER, series, sumBy, sumRate } from './promql.ts';
-import { datasourceVariable, labelVariable, routerVariables } from './variables.ts';
+import { ENGINE, MODEL, perBackend, POOL, quantile, rate, ROUTER, series, sumBy, sumRate } from './promql.ts';
+import { datasourceVariable, labelVariable, poolVariable, routerVariables } from './variables.ts';
 
 /** Labels that name one engine pod (k8s target labels) or process (`instance`) and its model. */
 const PER_ENGINE = ['namespace', 'pod', 'instance', 'model_name'];
@@ -116,6 +116,18 @@ const routerView: RowSpec = {
         { expr: perBackend('min', 'switchyard_backend_safe_start_phase'), legend: '{{backend}} phase' },
       ],
     },
+    {
+      title: 'Endpoints per InferencePool',
+      description:
+        "Endpoints each InferencePool (namespace/name) gives, one per target port of each selected pod (their backend ids are namespace/pod:port), the fewest and the most any replica sees: every replica watches the same pool, so the two part only while a change propagates. 0 on every replica: the pool selects no pod, or is unusable (its ready gauge on the Router dashboard, and /debug/endpoints, say why). No series without an inferencepool source.",
+      unit: 'short',
+      width: 24,
+      min: 0,
+      queries: [
+        { expr: `min by (pool) (${series('switchyard_inference_pool_endpoints', ROUTER, POOL)})`, legend: '{{pool}} (fewest)' },
+        { expr: `max by (pool) (${series('switchyard_inference_pool_endpoints', ROUTER, POOL)})`, legend: '{{pool}} (most)' },
+      ],
+    },
   ],
 };
 
@@ -156,6 +168,7 @@ export function enginesDashboard(): DashboardSpec {
     variables: [
       datasourceVariable(),
       ...routerVariables(),
+      poolVariable(),
       labelVariable('engine_namespace', 'Engine namespace', 'vllm:num_requests_running', 'namespace'),
     ],
     rows: [queues, caches, throughput, routerView, lora],

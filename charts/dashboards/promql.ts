@@ -9,7 +9,8 @@
  *   requests, its in-flight count, its errors) is summed across replicas;
  *   what every replica observes about the same engine (scraped gauges,
  *   estimated waiting, load score, ejection) is taken with max/min by
- *   backend, since a sum would count each engine once per replica.
+ *   backend, since a sum would count each engine once per replica; so is
+ *   what each replica reports about the same InferencePool, by pool.
  * - Engine numbers (`vllm:*`) come from Prometheus scraping the engines
  *   themselves, never from the router.
  */
@@ -22,6 +23,9 @@ export const ENGINE = 'namespace=~"$engine_namespace", model_name=~"$model"';
 
 /** The model variable on router series that carry a `model` label. */
 export const MODEL = 'model=~"$model"';
+
+/** The pool variable on the InferencePool series (label `pool`, `namespace/name`). */
+export const POOL = 'pool=~"$pool"';
 
 /** `metric{matchers}`. */
 export function series(metric: string, ...matchers: string[]): string {

@@ -2,12 +2,13 @@
  * "switchyard / Router": what the router replicas do with the traffic:
  * request and shed rates, router-observed latency and TTFT SLO attainment,
  * in-flight work, upstream failures, routing decisions, the endpoint set,
- * shared state in Redis with the sessions, quotas and API keys it carries,
- * and the health of the replicas themselves.
+ * the Gateway API Inference Extension objects it reads (InferencePools,
+ * model rewrites, objectives), shared state in Redis with the sessions,
+ * quotas and API keys it carries, and the health of the replicas themselves.
  */
 import type { DashboardSpec, PanelSpec, RowSpec } from './panels.ts';
-import { MODEL, perBackend, quantile, ROUTER, series, sumBy, sumRate, leMatcher } from './promql.ts';
-import { datasourceVariable, routerVariables, ttftSloVariable } from './variables.ts';
+import { MODEL, perBackend, POOL, quantile, ROUTER, series, sumBy, sumRate, leMatcher } from './promql.ts';
+import { datasourceVariable, poolVariable, routerVariables, ttftSloVariable } from './variables.ts';
 
 const QUANTILES = [0.5, 0.95, 0.99] as const;
 
@@ -210,6 +211,37 @@ const discovery: RowSpec = {
   ],
 };
 
+const inferenceExtension: RowSpec = {
+  title: 'Gateway API Inference Extension',
+  panels: [
+    {
+      title: 'InferencePools: ready and endpoints',
+      description:
+        'Per InferencePool source and pool (namespace/name): ready is 1 while the pool is found at inference.networking.k8s.io/v1 with a usable selector and targetPorts, on the replica whose view is worst (0: absent, only at v1alpha2, or of a bad shape, and it gives no endpoints; /debug/endpoints discovery[].pool.problem says why); endpoints are what the pool gives, one per target port of each selected pod, on the replica that sees the most. No series without an inferencepool source.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: `min by (source, pool) (${series('switchyard_inference_pool_ready', ROUTER, POOL)})`, legend: '{{pool}} ready ({{source}})' },
+        { expr: `max by (source, pool) (${series('switchyard_inference_pool_endpoints', ROUTER, POOL)})`, legend: '{{pool}} endpoints ({{source}})' },
+      ],
+    },
+    {
+      title: 'Model rewrites by rule and target',
+      description: 'Requests per second, all replicas, sent as another model by a rewrite rule (an InferenceModelRewrite namespace/name, or config/<name> from the configuration), by the model they were sent as.',
+      unit: 'reqps',
+      width: 6,
+      queries: [{ expr: sumRate(['rewrite', 'target'], 'switchyard_model_rewrites_total', ROUTER), legend: '{{rewrite}} → {{target}}' }],
+    },
+    {
+      title: 'Unknown inference objectives',
+      description: 'Requests per second, all replicas, whose x-gateway-inference-objective header (from a trusted proxy) named no InferenceObjective of any watched pool: they ran at normal priority. A steady rate means a gateway or client names an objective that does not exist (misspelt, deleted, or in a pool the router does not watch).',
+      unit: 'reqps',
+      width: 6,
+      queries: [{ expr: sumRate([], 'switchyard_inference_objective_unknown_total', ROUTER), legend: 'unknown objective' }],
+    },
+  ],
+};
+
 /** The value each replica reports about itself, one series per replica. */
 function perReplica(how: 'max' | 'min', metric: string): string {
   return `${how} by (pod) (${series(metric, ROUTER)})`;
@@ -362,8 +394,8 @@ export function routerOverview(): DashboardSpec {
   return {
     uid: 'switchyard-router',
     title: 'switchyard / Router',
-    description: 'switchyard router replicas: traffic, shedding, router-observed latency, in-flight work, upstream health, routing, discovery, shared state (Redis), sessions, quotas and API keys.',
-    variables: [datasourceVariable(), ...routerVariables(), ttftSloVariable()],
-    rows: [traffic, latency, load, upstream, routing, discovery, sharedState, sessionsAndKeys, replicas],
+    description: 'switchyard router replicas: traffic, shedding, router-observed latency, in-flight work, upstream health, routing, discovery, the Gateway API Inference Extension (InferencePools, model rewrites, objectives), shared state (Redis), sessions, quotas and API keys.',
+    variables: [datasourceVariable(), ...routerVariables(), poolVariable(), ttftSloVariable()],
+    rows: [traffic, latency, load, upstream, routing, discovery, inferenceExtension, sharedState, sessionsAndKeys, replicas],
   };
 }

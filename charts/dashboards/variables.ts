@@ -16,6 +16,7 @@ import {
 } from '@grafana/grafana-foundation-sdk/dashboard';
 import { TTFT_BUCKETS_S } from '../../router/metrics/metrics.ts';
 import { DATASOURCE } from './panels.ts';
+import { ROUTER, series } from './promql.ts';
 
 const ALL = { text: 'All', value: '$__all' };
 
@@ -48,6 +49,16 @@ export function routerVariables(): Builder<VariableModel>[] {
     labelVariable('pod', 'Router pod', 'switchyard_in_flight_requests{namespace=~"$namespace", job=~"$job"}', 'pod'),
     labelVariable('model', 'Model', 'switchyard_requests_total{namespace=~"$namespace", job=~"$job"}', 'model'),
   ];
+}
+
+/**
+ * The InferencePools (`namespace/name`) the router replicas discover engines
+ * through, as their `inferencepool` sources report them. A router without
+ * such a source exports no pool series, so the variable offers nothing and
+ * the pool panels stay empty.
+ */
+export function poolVariable(): Builder<VariableModel> {
+  return labelVariable('pool', 'InferencePool', series('switchyard_inference_pool_ready', ROUTER), 'pool');
 }
 
 /**

@@ -374,9 +374,9 @@ export function chartConfigSchema(): JsonSchema {
   const routing = schema.properties?.['routing'] as JsonSchema;
   withPluginSchemas((routing.properties?.['profiles'] as JsonSchema).additionalProperties as JsonSchema);
   const discovery = schema.properties?.['discovery'] as JsonSchema;
-  discovery['allOf'] = [requireWhen('mode', 'pods', 'labelSelector'), requireWhen('mode', 'endpointslices', 'service')];
+  discovery['allOf'] = [requireWhen('mode', 'pods', 'labelSelector'), requireWhen('mode', 'endpointslices', 'service'), requireWhen('mode', 'inferencepool', 'pool')];
   const source = (discovery.properties?.['sources'] as JsonSchema).additionalProperties as JsonSchema;
-  source['allOf'] = [requireWhen('kind', 'pods', 'labelSelector'), requireWhen('kind', 'endpointslices', 'service')];
+  source['allOf'] = [requireWhen('kind', 'pods', 'labelSelector'), requireWhen('kind', 'endpointslices', 'service'), requireWhen('kind', 'inferencepool', 'pool')];
   schema.description =
     'The router configuration (docs/configuration.md), rendered into a ConfigMap and read with --config. listen and adminListen are set from containerPorts; inline API keys are refused (use secrets).';
   return schema;

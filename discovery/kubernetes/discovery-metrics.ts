@@ -6,6 +6,7 @@
  * takes configured source names only.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { InferencePoolSourceStatus } from './inference-pool-source.ts';
 import type { KubernetesSourceStatus } from './kubernetes-source.ts';
 import { RESTART_REASONS } from './list-watcher.ts';
 
@@ -50,6 +51,27 @@ export function registerDiscoveryMetrics(registry: Registry, statuses: () => rea
     collect() {
       this.reset();
       for (const s of statuses()) this.set({ source: s.name }, s.skippedCount);
+    },
+  });
+  const pools = () => statuses().filter((s): s is InferencePoolSourceStatus => 'pool' in s);
+  new Gauge({
+    name: 'switchyard_inference_pool_ready',
+    help: 'Per InferencePool source: 1 while its pool is found at inference.networking.k8s.io/v1 with a usable selector and targetPorts; 0 while it is absent, only at v1alpha2, or of a bad shape (it then gives no endpoints; /debug/endpoints says why).',
+    labelNames: ['source', 'pool'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of pools()) this.set({ source: s.name, pool: s.pool.pool }, s.pool.usable ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_inference_pool_endpoints',
+    help: 'Per InferencePool source: endpoints (any state) its pool gives, one per target port of each selected pod.',
+    labelNames: ['source', 'pool'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of pools()) this.set({ source: s.name, pool: s.pool.pool }, s.endpoints);
     },
   });
   new Counter({

@@ -10,15 +10,21 @@ import { UnionEndpointSource } from '../union-source.ts';
 import { KubeApi, type ListWatchApi } from './kube-api.ts';
 import { loadKubeConnection, type KubeConnectionOptions } from './kube-config.ts';
 import { foreignSources } from './namespace-trust.ts';
+import { InferenceObjectsWatch } from './inference-objects-watch.ts';
+import { InferencePoolSource, type InferencePoolObserver } from './inference-pool-source.ts';
 import { KubernetesEndpointSource, type KubernetesSourceObserver, type KubernetesSourceSpec, type KubernetesSourceStatus } from './kubernetes-source.ts';
 import { debugListWatchStatus, type ListWatchTiming } from './list-watcher.ts';
 
 /** One source as configured (namespace optional: the default namespace applies). */
 export interface SourceOptions {
-  readonly kind: 'pods' | 'endpointslices';
+  readonly kind: 'pods' | 'endpointslices' | 'inferencepool';
   readonly namespace?: string | undefined;
   readonly labelSelector?: string | undefined;
   readonly service?: string | undefined;
+  /** inferencepool: the InferencePool's name. */
+  readonly pool?: string | undefined;
+  /** inferencepool: the models its endpoints serve (a model bound to the pool). */
+  readonly models?: readonly string[] | undefined;
   readonly portName: string;
   readonly port?: number | undefined;
   /** endpointslices: accepted `managed-by` label values (default: the EndpointSlice controller). */
@@ -27,10 +33,14 @@ export interface SourceOptions {
 
 /** The `discovery` configuration section (structurally; the router's schema satisfies it). */
 export interface DiscoveryOptions extends ListWatchTiming {
-  readonly mode: 'static' | 'pods' | 'endpointslices';
+  readonly mode: 'static' | 'pods' | 'endpointslices' | 'inferencepool';
   readonly namespace?: string | undefined;
   readonly labelSelector?: string | undefined;
   readonly service?: string | undefined;
+  readonly pool?: string | undefined;
+  readonly models?: readonly string[] | undefined;
+  /** The Service name an InferencePool's endpointPickerRef gives when switchyard is its picker. */
+  readonly endpointPickerService: string;
   readonly portName: string;
   readonly port?: number | undefined;
   readonly sliceManagers?: readonly string[] | undefined;
@@ -48,22 +58,28 @@ export const MODE_SOURCE_NAME = 'default';
 export function configuredSources(options: DiscoveryOptions): [string, SourceOptions][] {
   const out: [string, SourceOptions][] = [];
   if (options.mode !== 'static') {
-    const { namespace, labelSelector, service, portName, port, sliceManagers } = options;
-    out.push([MODE_SOURCE_NAME, { kind: options.mode, namespace, labelSelector, service, portName, port, sliceManagers }]);
+    const { namespace, labelSelector, service, pool, models, portName, port, sliceManagers } = options;
+    out.push([MODE_SOURCE_NAME, { kind: options.mode, namespace, labelSelector, service, pool, models, portName, port, sliceManagers }]);
   }
   out.push(...Object.entries(options.sources));
   return out;
 }
 
+/** One Kubernetes source: pods, EndpointSlices, or an InferencePool. */
+export type KubernetesSource = KubernetesEndpointSource | InferencePoolSource;
+
 /** The Kubernetes sources of a router, merged. */
 export class KubernetesDiscovery implements EndpointSource {
-  readonly sources: readonly KubernetesEndpointSource[];
+  readonly sources: readonly KubernetesSource[];
+  /** The objectives and rewrites of the InferencePool sources' pools; undefined without such sources. The router starts it. */
+  readonly inferenceObjects: InferenceObjectsWatch | undefined;
   readonly #union: UnionEndpointSource;
   readonly #api: { close(): Promise<void> } | undefined;
 
   /** Tests pass an `api` of their own; otherwise one is built from `connection`. */
-  constructor(sources: readonly KubernetesEndpointSource[], api?: { close(): Promise<void> }) {
+  constructor(sources: readonly KubernetesSource[], api?: { close(): Promise<void> }, inferenceObjects?: InferenceObjectsWatch) {
     this.sources = sources;
+    this.inferenceObjects = inferenceObjects;
     this.#union = new UnionEndpointSource(sources);
     this.#api = api;
   }
@@ -75,7 +91,7 @@ export class KubernetesDiscovery implements EndpointSource {
    * a source watches a namespace outside the router's own without
    * `crossNamespace`.
    */
-  static create(options: DiscoveryOptions, connection: KubeConnectionOptions, observer: KubernetesSourceObserver = {}): KubernetesDiscovery | undefined {
+  static create(options: DiscoveryOptions, connection: KubeConnectionOptions, observer: InferencePoolObserver = {}): KubernetesDiscovery | undefined {
     const configured = configuredSources(options);
     if (configured.length === 0) return undefined;
     const kube = loadKubeConnection(connection);
@@ -83,11 +99,12 @@ export class KubernetesDiscovery implements EndpointSource {
     const sources = configured.map(([name, source]) => {
       const namespace = source.namespace ?? kube.defaultNamespace;
       if (namespace === undefined) throw new Error(`discovery source ${name}: no namespace given and none found in ${connection.serviceAccountDir}/namespace`);
+      if (source.kind === 'inferencepool') return new InferencePoolSource(name, poolSpecOf(name, source, namespace, options), api, options, observer);
       return new KubernetesEndpointSource(name, specOf(name, source, namespace), api, options, observer);
     });
     if (options.crossNamespace !== true) {
-      const home = sources.find((source) => source.name === MODE_SOURCE_NAME)?.spec.namespace ?? kube.defaultNamespace;
-      const foreign = foreignSources(sources.map((source) => ({ name: source.name, namespace: source.spec.namespace })), home);
+      const home = sources.find((source) => source.name === MODE_SOURCE_NAME)?.namespace ?? kube.defaultNamespace;
+      const foreign = foreignSources(sources.map((source) => ({ name: source.name, namespace: source.namespace })), home);
       const first = foreign[0];
       if (first !== undefined) {
         throw new Error(
@@ -95,7 +112,7 @@ export class KubernetesDiscovery implements EndpointSource {
         );
       }
     }
-    return new KubernetesDiscovery(sources, api);
+    return new KubernetesDiscovery(sources, api, inferenceObjectsOf(sources, api, options, observer));
   }
 
   /** Builds one source over a given API (tests, embedding). */
@@ -108,7 +125,7 @@ export class KubernetesDiscovery implements EndpointSource {
   }
 
   async stop(): Promise<void> {
-    await this.#union.stop();
+    await Promise.all([this.#union.stop(), this.inferenceObjects?.stop()]);
     await this.#api?.close();
   }
 
@@ -123,12 +140,30 @@ export class KubernetesDiscovery implements EndpointSource {
   }
 }
 
+/** The watch of the pools' objectives and rewrites, when some source is an InferencePool. */
+function inferenceObjectsOf(sources: readonly KubernetesSource[], api: ListWatchApi, timing: ListWatchTiming, observer: KubernetesSourceObserver): InferenceObjectsWatch | undefined {
+  const pools = new Map<string, Set<string>>();
+  for (const source of sources) {
+    if (!(source instanceof InferencePoolSource)) continue;
+    const names = pools.get(source.namespace) ?? new Set<string>();
+    names.add(source.spec.pool);
+    pools.set(source.namespace, names);
+  }
+  return pools.size === 0 ? undefined : new InferenceObjectsWatch(api, pools, timing, observer);
+}
+
+function poolSpecOf(name: string, source: SourceOptions, namespace: string, options: DiscoveryOptions): InferencePoolSource['spec'] {
+  if (source.pool === undefined) throw new Error(`discovery source ${name}: inferencepool needs a pool`);
+  return { namespace, pool: source.pool, portName: source.portName, models: source.models, ownPickerService: options.endpointPickerService };
+}
+
 function specOf(name: string, source: SourceOptions, namespace: string): KubernetesSourceSpec {
   const port = { portName: source.portName, ...(source.port === undefined ? {} : { port: source.port }) };
   if (source.kind === 'pods') {
     if (source.labelSelector === undefined) throw new Error(`discovery source ${name}: pods need a labelSelector`);
     return { kind: 'pods', namespace, labelSelector: source.labelSelector, ...port };
   }
+  if (source.kind === 'inferencepool') throw new Error(`discovery source ${name}: an inferencepool is not a pod or slice source`);
   if (source.service === undefined) throw new Error(`discovery source ${name}: endpointslices need a service`);
   return { kind: 'endpointslices', namespace, service: source.service, sliceManagers: source.sliceManagers, ...port };
 }
@@ -144,8 +179,13 @@ export interface DiscoveryLogger {
  * Logs state changes only: first sync, each skipped object once, API failing, API back, and restarts
  * (routine ones, periodic re-lists and server-closed watches, at debug).
  */
-export function discoveryLogObserver(logger: DiscoveryLogger): KubernetesSourceObserver {
+export function discoveryLogObserver(logger: DiscoveryLogger): InferencePoolObserver {
   return {
+    poolChanged: (source, pool, problem, foreignPicker) => {
+      if (problem !== undefined) logger.warn({ source, pool, problem }, 'InferencePool gives no endpoints');
+      else if (foreignPicker !== undefined) logger.warn({ source, pool, endpointPicker: foreignPicker }, 'InferencePool names another endpoint picker; switchyard routes its pods by its own rules, not that picker\'s');
+      else logger.info({ source, pool }, 'InferencePool in use');
+    },
     synced: (source, endpoints, skipped) => logger.info({ source, endpoints, skipped }, 'discovery synced (first list done)'),
     skipped: (source, id, reason) => logger.info({ source, object: id, reason }, 'discovery skipped an object: it gets no endpoint'),
     failing: (source, error) => logger.warn({ source, error }, 'Kubernetes API failing; keeping the last endpoint set'),

@@ -8,12 +8,20 @@
 import type { Endpoint, EndpointSetListener, EndpointSource } from '../endpoint.ts';
 import type { ListWatchApi } from './kube-api.ts';
 import { ListWatcher, REAL_ENVIRONMENT, type Environment, type ListWatchStatus, type ListWatchTiming, type RestartReason } from './list-watcher.ts';
-import { podEndpoint, type PodObject, type PodPortSettings } from './pod-endpoint.ts';
+import { podEndpoint, poolPodEndpoints, type PodMapping, type PodObject, type PodPortSettings } from './pod-endpoint.ts';
 import { SERVICE_NAME_LABEL, sliceEndpoints, type EndpointSliceObject } from './slice-endpoints.ts';
 
 /** What to watch. */
 export type KubernetesSourceSpec =
-  | ({ readonly kind: 'pods'; readonly namespace: string; readonly labelSelector: string } & PodPortSettings)
+  | ({
+      readonly kind: 'pods';
+      readonly namespace: string;
+      readonly labelSelector: string;
+      /** An InferencePool's `targetPorts`: each selected pod gives one endpoint per port, `namespace/name:port` (the port settings aside). */
+      readonly targetPorts?: readonly number[] | undefined;
+      /** The models every endpoint serves, in place of the pods' annotations and the /v1/models probe (a model bound to a pool). */
+      readonly models?: readonly string[] | undefined;
+    } & PodPortSettings)
   | ({
       readonly kind: 'endpointslices';
       readonly namespace: string;
@@ -39,7 +47,7 @@ export interface KubernetesSourceObserver {
 /** `/debug/endpoints` view of one source. */
 export interface KubernetesSourceStatus extends ListWatchStatus {
   readonly name: string;
-  readonly kind: KubernetesSourceSpec['kind'];
+  readonly kind: KubernetesSourceSpec['kind'] | 'inferencepool';
   readonly namespace: string;
   /** Label selector of the watch. */
   readonly selector: string;
@@ -90,6 +98,11 @@ export class KubernetesEndpointSource implements EndpointSource {
       },
       env,
     );
+  }
+
+  /** The namespace it watches. */
+  get namespace(): string {
+    return this.spec.namespace;
   }
 
   start(listener: EndpointSetListener): void {
@@ -172,10 +185,13 @@ function toEndpoints(spec: KubernetesSourceSpec, objects: ReadonlyMap<string, un
   if (spec.kind === 'endpointslices') return sliceEndpoints(objects.values() as Iterable<EndpointSliceObject>, spec);
   const endpoints: Endpoint[] = [];
   const skipped: { id: string; reason: string }[] = [];
+  const { targetPorts, models } = spec;
   for (const [id, pod] of objects) {
-    const mapped = podEndpoint(id, pod as PodObject, spec);
-    if ('endpoint' in mapped) endpoints.push(mapped.endpoint);
-    else skipped.push({ id, reason: mapped.skipped });
+    const mappings: PodMapping[] = targetPorts === undefined ? [podEndpoint(id, pod as PodObject, spec)] : poolPodEndpoints(id, pod as PodObject, targetPorts);
+    for (const mapped of mappings) {
+      if ('skipped' in mapped) skipped.push({ id, reason: mapped.skipped });
+      else endpoints.push(models === undefined ? mapped.endpoint : { ...mapped.endpoint, models });
+    }
   }
   return { endpoints, skipped };
 }

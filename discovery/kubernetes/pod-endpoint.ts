@@ -55,13 +55,33 @@ export type PodMapping = { readonly endpoint: Endpoint } | { readonly skipped: s
 
 /** Maps one pod; never throws. `id` is `namespace/name`. */
 export function podEndpoint(id: string, pod: PodObject, settings: PodPortSettings): PodMapping {
+  const skipped = skippedPod(pod);
+  if (skipped !== undefined) return skipped;
+  const port = podPort(pod, pod.metadata?.annotations ?? {}, settings);
+  return typeof port === 'string' ? { skipped: port } : portEndpoint(id, pod, port);
+}
+
+/** The endpoints of a pod an InferencePool selects: one per target port, `namespace/name:port`; or why it has none. */
+export function poolPodEndpoints(id: string, pod: PodObject, targetPorts: readonly number[]): PodMapping[] {
+  const skipped = skippedPod(pod);
+  if (skipped !== undefined) return [skipped];
+  return targetPorts.map((port) => portEndpoint(`${id}:${port}`, pod, port));
+}
+
+/** Why a pod gives no endpoint whatever its port, or undefined. */
+function skippedPod(pod: PodObject): { skipped: string } | undefined {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return { skipped: `phase ${phase}` };
   const ip = pod.status?.podIP;
   if (ip === undefined || ip === '') return { skipped: 'no pod IP yet' };
+  return undefined;
+}
+
+/** The endpoint of a pod on `port`; the pod has an IP and a live phase ({@link skippedPod} said nothing). */
+function portEndpoint(id: string, pod: PodObject, port: number): { readonly endpoint: Endpoint } {
+  const phase = pod.status?.phase;
+  const ip = pod.status?.podIP as string;
   const annotations = pod.metadata?.annotations ?? {};
-  const port = podPort(pod, annotations, settings);
-  if (typeof port === 'string') return { skipped: port };
   const ready = phase === 'Running' && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
   const capacity = positiveInt(annotations[POD_KEYS.capacityAnnotation]);

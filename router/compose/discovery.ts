@@ -80,7 +80,7 @@ function allowLists(config: Config): Map<string, readonly string[]> {
 /** One warning at start-up when several namespaces are watched and a source there may claim any model. */
 function warnOnNamespaceTrustGap(kubernetes: KubernetesDiscovery, config: Config, logger: Logger): void {
   const lists = allowLists(config);
-  const gap = namespaceTrustGap(kubernetes.sources.map((s) => ({ name: s.name, namespace: s.spec.namespace, restricted: lists.has(s.name) })));
+  const gap = namespaceTrustGap(kubernetes.sources.map((s) => ({ name: s.name, namespace: s.namespace, restricted: lists.has(s.name) })));
   if (gap === undefined) return;
   logger.warn(
     { namespaces: gap.namespaces, sourcesWithoutAllowedModels: gap.unrestricted },

@@ -33,6 +33,7 @@ import { homeWaitMs } from '../scheduling/saturation.ts';
 import { answerer } from '../server/traffic-listener.ts';
 import { trustedProxies } from '../server/trusted-proxies.ts';
 import type { Capacity } from './capacity.ts';
+import type { InferenceExtension } from './inference-extension.ts';
 import type { Scheduling } from './scheduling.ts';
 import type { Secrets } from './secrets.ts';
 import type { SharedState } from './shared-state.ts';
@@ -59,6 +60,8 @@ export interface RequestPathDeps {
   readonly metrics: RouterMetrics;
   readonly shared: SharedState;
   readonly scheduling: Scheduling;
+  /** Model rewrites and InferenceObjective priorities. */
+  readonly inferenceExtension: InferenceExtension;
   /** Where the access log goes; stdout when undefined. */
   readonly accessLogOut: Writable | undefined;
   /** Request tracing; undefined: none. */
@@ -74,7 +77,12 @@ export function buildRequestPath(config: Config, deps: RequestPathDeps): Request
   const forwarder = forwarderFor(config, deps);
   const tenants = tenantGate(deps);
   const lifecycle = new RequestLifecycle({
-    priority: { header: config.admission.priorityHeader, trusted: trustedProxies(config.server.trustedProxies) },
+    priority: {
+      header: config.admission.priorityHeader,
+      trusted: trustedProxies(config.server.trustedProxies),
+      objectiveHeader: config.inferenceExtension.objectiveHeader,
+      objective: (value) => deps.inferenceExtension.objectives.priorityOf(value),
+    },
     admission,
     // The canonical prompt prefix is read only when a profile hashes it.
     reader: new BodyReader(capacity.bodyBudget, new SlowBodyWatch({ minBytesPerSecond: config.server.minBodyBytesPerSecond, graceMs: config.server.bodyRateGraceMs }), {
@@ -87,6 +95,7 @@ export function buildRequestPath(config: Config, deps: RequestPathDeps): Request
       sessionFromUser: config.routing.sessionFromUser,
       sessionNames: deps.secrets.sessionNames,
       defaultModel: config.routing.defaultModel,
+      rewrites: deps.inferenceExtension.rewrites,
     }),
     hooks: requestHooks(config, deps),
     tenants,

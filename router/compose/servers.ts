@@ -22,6 +22,7 @@ import { answerer, createTrafficListener } from '../server/traffic-listener.ts';
 import type { Config } from '../config/schema.ts';
 import type { Capacity } from './capacity.ts';
 import type { Discovery } from './discovery.ts';
+import type { InferenceExtension } from './inference-extension.ts';
 import type { Load } from './load.ts';
 import type { RequestPath } from './request-path.ts';
 import type { SharedState } from './shared-state.ts';
@@ -43,6 +44,8 @@ export interface ServersDeps {
   readonly load: Load;
   readonly capacity: Capacity;
   readonly discovery: Discovery;
+  /** Model rewrites and InferenceObjective priorities, for /debug/endpoints. */
+  readonly inferenceExtension: InferenceExtension;
   readonly metrics: RouterMetrics;
   readonly shared: SharedState;
   readonly scraper: Scraper;
@@ -96,6 +99,7 @@ function debugEndpoints(view: LoadView, deps: ServersDeps): unknown {
   return debugEndpointsDocument(view, deps.capacity.openRequests.count, {
     modelProbe: (endpoint) => discovery.probe.status(endpoint.url, endpoint.source),
     discovery: () => discovery.kubernetes?.debugStatus() ?? [],
+    inferenceExtension: () => deps.inferenceExtension.debugStatus(),
     replicas: () => ({ count: replicas.value ?? null, source: replicas.source, watch: replicaWatch?.debugStatus() ?? null }),
     scrapeFailure: (state) => scraper.failure(state),
     scrapeDialect: (state) => scraper.dialect(state),

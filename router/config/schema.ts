@@ -15,6 +15,7 @@ import { admission } from './schema/admission.ts';
 import { auth } from './schema/auth.ts';
 import { discovery } from './schema/discovery.ts';
 import { hostPort } from './schema/fields.ts';
+import { inferenceExtension } from './schema/inference-extension.ts';
 import { lifecycle } from './schema/lifecycle.ts';
 import { load } from './schema/load.ts';
 import { modelsRefresh } from './schema/models-refresh.ts';
@@ -90,6 +91,7 @@ export const configSchema = z
     discovery,
     redis,
     sessions,
+    inferenceExtension,
     auth,
     quotas,
     tracing,

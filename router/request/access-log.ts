@@ -15,8 +15,12 @@ export interface AccessRecord {
   readonly requestId: string;
   /** The route (`/v1/chat/completions`), never the query. */
   readonly route: string;
-  /** The requested model, or `unknown` before the body was read. */
+  /** The requested model (a rewrite rule's target, when one applied), or `unknown` before the body was read. */
   readonly model: string;
+  /** The model the client asked for, when a rewrite rule sent the request as {@link model}. */
+  readonly requestedModel?: string | undefined;
+  /** The rewrite rules that did (`namespace/name`, or `config/<name>`). */
+  readonly rewrite?: string | undefined;
   /** The API key's tenant; absent without API keys or before authentication. */
   readonly tenant?: string | undefined;
   /** Id of the endpoint that answered last (a pod's `namespace/name`); absent when none was tried. */
@@ -76,6 +80,8 @@ function jsonLine(record: AccessRecord): string {
     requestId: record.requestId,
     route: record.route,
     model: record.model,
+    requestedModel: record.requestedModel,
+    rewrite: record.rewrite,
     tenant: record.tenant,
     endpoint: record.endpoint,
     status: record.status,
@@ -95,6 +101,7 @@ function token(value: string): string {
 
 function textLine(record: AccessRecord): string {
   const parts = [new Date().toISOString(), String(record.status), record.route, `model=${token(record.model)}`];
+  if (record.requestedModel !== undefined) parts.push(`requested=${token(record.requestedModel)}`, `rewrite=${token(record.rewrite ?? '')}`);
   if (record.tenant !== undefined) parts.push(`tenant=${token(record.tenant)}`);
   if (record.endpoint !== undefined) parts.push(`endpoint=${token(record.endpoint)}`);
   if (record.reason !== undefined) parts.push(`reason=${record.reason}`);

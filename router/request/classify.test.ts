@@ -38,8 +38,8 @@ describe('classify', () => {
 
   it('builds facts with every field a hook may set, unset', () => {
     const facts = classifier(['a']).classify({}, body({ model: 'a', stream: true }), 42, undefined);
-    assert.deepEqual(facts, { model: 'a', stream: true, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 42, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
-    assert.deepEqual(Object.keys(facts), ['model', 'stream', 'sessionKey', 'legacySessionKey', 'bodyBytes', 'loraBaseModel', 'prefix', 'pinnedEndpoint', 'assignedEndpoint', 'placeSession']);
+    assert.deepEqual(facts, { model: 'a', requestedModel: undefined, rewrite: undefined, stream: true, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 42, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
+    assert.deepEqual(Object.keys(facts), ['model', 'requestedModel', 'rewrite', 'stream', 'sessionKey', 'legacySessionKey', 'bodyBytes', 'loraBaseModel', 'prefix', 'pinnedEndpoint', 'assignedEndpoint', 'placeSession']);
   });
 
   it('names the base model of a LoRA adapter, so the LoRA walk applies to it alone', () => {

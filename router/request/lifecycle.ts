@@ -38,6 +38,7 @@ import { ClientGoneError } from './read-body.ts';
 import type { Classifier } from './classify.ts';
 import { bodyPending, type TenantAccess, type TenantGate } from './tenant-gate.ts';
 import { SALTED_ROUTES, tenantCacheSalt, withCacheSalt } from './tenant-cache-salt.ts';
+import { withLastMember } from './body-member.ts';
 
 /** Writes the router's own error answers: an HTTP matter the listener owns. */
 export interface Answerer {
@@ -63,8 +64,16 @@ export interface LifecycleRoute {
 
 /** Collaborators of the {@link RequestLifecycle}, one per stage. */
 export interface LifecycleDeps {
-  /** Priority: the header counts only from a trusted proxy (`server.trustedProxies`). */
-  readonly priority: { readonly header: string; trusted(address: string | undefined): boolean };
+  /**
+   * Priority: the header counts only from a trusted proxy (`server.trustedProxies`), as does
+   * the InferenceObjective header (`objectiveHeader`, whose objective's class `objective` gives).
+   */
+  readonly priority: {
+    readonly header: string;
+    trusted(address: string | undefined): boolean;
+    readonly objectiveHeader?: string | undefined;
+    objective?(value: string | string[] | undefined): Priority | undefined;
+  };
   /** Router-wide admission, scheduling, and queue or shed. */
   readonly admission: AdmissionControl<EndpointState>;
   readonly reader: BodyReader;
@@ -120,8 +129,9 @@ export class RequestLifecycle {
       // Set on the response itself, so the engine's answer and the router's own errors both carry them.
       for (let i = 0; i + 1 < access.headers.length; i += 2) res.setHeader(access.headers[i] as string, access.headers[i + 1] as string);
     }
-    // A trusted proxy's header, else the API key's class, else normal.
-    const priority = requestPriority(req.headers[deps.priority.header], trusted, access?.priority);
+    // A trusted proxy's priority header, else its objective header's class, else the API key's class, else normal.
+    const objective = trusted && deps.priority.objectiveHeader !== undefined ? deps.priority.objective?.(req.headers[deps.priority.objectiveHeader]) : undefined;
+    const priority = requestPriority(req.headers[deps.priority.header], trusted, objective ?? access?.priority);
     // Stage: router-wide admission, before the body is read.
     const pressure = deps.admission.checkPressure(priority);
     if (pressure !== undefined) {
@@ -141,7 +151,7 @@ export class RequestLifecycle {
       // Stage: read (bounded body scan, within the body budget).
       const body = await read.body();
       // Stages: classify (model, session name), then the hooks' prepare (pinned engine, prefix facts; a session's shared assignment).
-      const facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length, access?.tenant);
+      const facts = deps.classifier.classify(req.headers, body.facts, body.bytes.length, access?.tenant, route.body === 'json');
       const preparing = deps.hooks.prepare(facts, body.facts, access?.tenant);
       if (preparing !== undefined) await preparing;
       // Labelled once prepared: a request a hook refuses counts as `unknown`, as one classify refuses.
@@ -159,11 +169,11 @@ export class RequestLifecycle {
         queueMs = performance.now() - scheduling;
       }
       deps.hooks.admitted(facts, attempts[0] as EndpointState);
-      // The one rewrite of a body: the tenant's cache_salt, so tenants never share (or time) engine cache blocks.
-      const bytes =
-        access !== undefined && deps.tenantCacheSalt === true && route.body === 'json' && SALTED_ROUTES.has(route.path)
-          ? withCacheSalt(body.bytes, tenantCacheSalt(access.tenant, body.facts.cacheSalt))
-          : body.bytes;
+      // The body's two rewrites (body-member.ts): a rewritten model, and the tenant's cache_salt, so tenants never share (or time) engine cache blocks.
+      let bytes = facts.requestedModel === undefined ? body.bytes : withLastMember(body.bytes, 'model', JSON.stringify(facts.model));
+      if (access !== undefined && deps.tenantCacheSalt === true && route.body === 'json' && SALTED_ROUTES.has(route.path)) {
+        bytes = withCacheSalt(bytes, tenantCacheSalt(access.tenant, body.facts.cacheSalt));
+      }
       // Stage: forward; settle runs when the exchange ends.
       this.#forward({
         route, target, req, res, requestId, trusted, arrivedAt, facts, attempts, bytes, tenant: access?.tenant, queueMs, trace,
@@ -215,6 +225,8 @@ export class RequestLifecycle {
       requestId,
       route: request.route.path,
       model: facts.model,
+      requestedModel: facts.requestedModel,
+      rewrite: facts.rewrite,
       tenant,
       endpoint,
       status: outcome.status,

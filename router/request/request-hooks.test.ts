@@ -108,7 +108,7 @@ describe('request hooks', () => {
     ]);
     const request = classifier.classify({}, BODY, 60, undefined);
     assert.equal(hooks.prepare(request, BODY, undefined), undefined);
-    assert.deepEqual(request, { model: 'm', stream: false, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 60, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
+    assert.deepEqual(request, { model: 'm', requestedModel: undefined, rewrite: undefined, stream: false, sessionKey: undefined, legacySessionKey: undefined, bodyBytes: 60, loraBaseModel: undefined, prefix: undefined, pinnedEndpoint: undefined, assignedEndpoint: undefined, placeSession: undefined });
     hooks.admitted(request, { id: 'e1', idHash: 1 });
   });
 

@@ -7,14 +7,12 @@
  * tenants never share blocks; a client's own `cache_salt` still partitions
  * its tenant's cache further, combined with the tenant's.
  *
- * This is the one place the router changes a request body (DESIGN.md says
- * bytes in, same bytes out): a bounded rewrite that appends one member
- * before the closing `}` of a body the scanner already validated as a JSON
- * object. A `cache_salt` the client sent stays in place and the appended one
- * follows it: JSON parsers keep the last duplicate member (Python's `json`,
- * which vLLM's server uses, and `JSON.parse`).
+ * One of the router's two rewrites of a request body (body-member.ts): a
+ * `cache_salt` the client sent stays in place and the appended one follows
+ * it, and the last duplicate member is the one parsers keep.
  */
 import { createHash } from 'node:crypto';
+import { withLastMember } from './body-member.ts';
 
 /** Routes whose bodies vLLM reads `cache_salt` from. */
 export const SALTED_ROUTES: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions']);
@@ -41,24 +39,9 @@ export function tenantCacheSalt(tenant: string, clientSalt: string | undefined):
 }
 
 /**
- * `body` with `"cache_salt":"<salt>"` appended as the object's last member.
- * `body` must be a JSON object (the body scanner has checked it); `salt` is
- * base64url, so it needs no escaping. Returns a new buffer; `body` is kept.
- * @throws Error when `body` does not end with `}` (whitespace aside): a
- *   caller bug, since only validated JSON objects reach here.
+ * `body` with `"cache_salt":"<salt>"` appended as the object's last member
+ * (body-member.ts). `salt` is base64url, so it needs no escaping.
  */
 export function withCacheSalt(body: Buffer, salt: string): Buffer {
-  let end = body.length - 1;
-  while (end >= 0 && isJsonSpace(body[end] as number)) end--;
-  if (end < 0 || body[end] !== 0x7d) throw new Error('withCacheSalt: the body is not a JSON object');
-  let before = end - 1;
-  while (before >= 0 && isJsonSpace(body[before] as number)) before--;
-  const empty = body[before] === 0x7b;
-  const member = Buffer.from(`${empty ? '' : ','}"cache_salt":"${salt}"`, 'latin1');
-  return Buffer.concat([body.subarray(0, end), member, body.subarray(end)]);
-}
-
-/** JSON's insignificant whitespace (RFC 8259 §2). */
-function isJsonSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+  return withLastMember(body, 'cache_salt', `"${salt}"`);
 }

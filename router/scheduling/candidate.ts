@@ -49,8 +49,12 @@ export interface PrefixFacts {
 
 /** What scheduling may know about a request. Built once per request. */
 export interface RequestFacts {
-  /** The `model` the request names (or the default model). */
+  /** The `model` the request names (or the default model), or the target a rewrite rule gave it. */
   readonly model: string;
+  /** The model the client asked for, when a rewrite rule sent the request as another ({@link model}). */
+  readonly requestedModel?: string | undefined;
+  /** Id of the rewrite rules that did (`namespace/name`, or `config/<name>`). */
+  readonly rewrite?: string | undefined;
   /** The body asked for `stream: true`. */
   readonly stream: boolean;
   /**

@@ -19,6 +19,8 @@ export interface DebugSources {
   discovery?(): readonly unknown[];
   /** The router replicas this one takes its share against, where that count comes from, and the watch that counts them. */
   replicas?(): unknown;
+  /** The model rewrites and InferenceObjective classes in force, and the watches of their objects. */
+  inferenceExtension?(): unknown;
   /** Shared sessions this replica holds, per endpoint id; undefined without Redis (sessions then go by hashing, with no table). */
   sessionsByEndpoint?(): ReadonlyMap<string, number> | undefined;
 }
@@ -36,6 +38,7 @@ export function debugEndpointsDocument(view: LoadView, routerInFlight: number, s
     routerInFlight,
     discovery: sources.discovery?.() ?? [],
     replicas: sources.replicas?.() ?? null,
+    inferenceExtension: sources.inferenceExtension?.() ?? null,
     endpoints: [...view.all()].map((state) => {
       const scraped = state.scraped;
       const failure = sources.scrapeFailure(state);

@@ -96,9 +96,9 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('the matrix covers static, pods, endpointslices, several namespaces, HPA, NetworkPolicy, monitoring, Redis, Ingress and HTTPRoute', () => {
+  it('the matrix covers static, pods, endpointslices, InferencePools, several namespaces, HPA, NetworkPolicy, monitoring, Redis, Ingress and HTTPRoute', () => {
     const names = cases.map((c) => c.name);
-    for (const wanted of ['static', 'pods', 'endpointslices', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis', 'ingress']) {
+    for (const wanted of ['static', 'pods', 'endpointslices', 'inferencepool', 'multi-namespace', 'hpa', 'networkpolicy', 'monitoring', 'redis', 'ingress']) {
       assert.ok(names.includes(`${wanted}-values.yaml`), `ci/${wanted}-values.yaml exists`);
     }
   });
@@ -422,6 +422,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
       ['config.timeouts={"conectMs":1}', /additional properties 'conectMs'/],
       ['config.discovery={"mode":"pods"}', /missing property 'labelSelector'/],
       ['config.discovery.sources={"b":{"kind":"endpointslices"}}', /missing property 'service'/],
+      ['config.discovery.sources={"b":{"kind":"inferencepool"}}', /missing property 'pool'/],
     ];
     for (const [pair, message] of refused) {
       const result = await helm(['template', 'sy', CHART, '--set-json', pair]);
@@ -497,29 +498,37 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
   });
 
   it('RBAC: a Role per watched namespace, get/list/watch only on what its sources read (and its own Service\'s slices in its namespace), bound to the router; nothing cluster-wide', () => {
+    // Resources as kubectl names them (resource.group); the old group's InferencePools are only
+    // listed (to report a pool that exists only at the unsupported v1alpha2), never read or watched.
+    const SLICES = 'endpointslices.discovery.k8s.io';
+    const OLD_POOLS = 'inferencepools.inference.networking.x-k8s.io';
+    const POOL = ['inferencemodelrewrites.inference.networking.x-k8s.io', 'inferenceobjectives.inference.networking.x-k8s.io', 'inferencepools.inference.networking.k8s.io', OLD_POOLS, 'pods'];
     const expected: Record<string, Record<string, string[]>> = {
-      defaults: { switchyard: ['endpointslices'] },
-      'static-values.yaml': { switchyard: ['endpointslices'] },
-      'hpa-values.yaml': { switchyard: ['endpointslices'] },
-      'pods-values.yaml': { switchyard: ['endpointslices', 'pods'] },
-      'monitoring-values.yaml': { switchyard: ['endpointslices', 'pods'] },
-      'networkpolicy-values.yaml': { switchyard: ['endpointslices', 'pods'] },
-      'endpointslices-values.yaml': { inference: ['endpointslices'], switchyard: ['endpointslices'] },
-      'multi-namespace-values.yaml': { switchyard: ['endpointslices', 'pods'], 'team-b': ['endpointslices', 'pods'], 'shared-models': ['endpointslices'] },
-      'redis-values.yaml': { switchyard: ['endpointslices', 'pods'] },
-      'ingress-values.yaml': { switchyard: ['endpointslices'] },
+      defaults: { switchyard: [SLICES] },
+      'static-values.yaml': { switchyard: [SLICES] },
+      'hpa-values.yaml': { switchyard: [SLICES] },
+      'pods-values.yaml': { switchyard: [SLICES, 'pods'] },
+      'monitoring-values.yaml': { switchyard: [SLICES, 'pods'] },
+      'networkpolicy-values.yaml': { switchyard: [SLICES, 'pods'] },
+      'endpointslices-values.yaml': { inference: [SLICES], switchyard: [SLICES] },
+      'inferencepool-values.yaml': { inference: POOL, switchyard: [SLICES, ...POOL] },
+      'multi-namespace-values.yaml': { switchyard: [SLICES, 'pods'], 'team-b': [SLICES, 'pods'], 'shared-models': [SLICES] },
+      'redis-values.yaml': { switchyard: [SLICES, 'pods'] },
+      'ingress-values.yaml': { switchyard: [SLICES] },
     };
     for (const [name, objects] of rendered) {
       assert.ok(!objects.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), `${name}: nothing cluster-wide`);
       const roles = objects.filter((o) => o.kind === 'Role');
       const byNamespace: Record<string, string[]> = {};
       for (const role of roles) {
-        const rules = role['rules'] as Rule[];
-        for (const rule of rules) {
-          assert.deepEqual(rule.verbs, ['get', 'list', 'watch'], `${name}: read-only`);
-          assert.deepEqual(rule.apiGroups, rule.resources[0] === 'pods' ? [''] : ['discovery.k8s.io'], name);
-        }
-        byNamespace[role.metadata.namespace as string] = rules.flatMap((r) => r.resources).sort();
+        const granted = (role['rules'] as Rule[]).flatMap((rule) => {
+          assert.equal(rule.apiGroups.length, 1, `${name}: one API group per rule`);
+          const resources = rule.resources.map((r) => (rule.apiGroups[0] === '' ? r : `${r}.${rule.apiGroups[0] as string}`));
+          for (const resource of resources) assert.deepEqual(rule.verbs, resource === OLD_POOLS ? ['list'] : ['get', 'list', 'watch'], `${name}: ${resource} read-only`);
+          return resources;
+        });
+        // Sorted, duplicates kept: a namespace with pods and inferencepool sources names pods once.
+        byNamespace[role.metadata.namespace as string] = granted.sort();
       }
       assert.deepEqual(byNamespace, expected[name], name);
       for (const binding of objects.filter((o) => o.kind === 'RoleBinding')) {

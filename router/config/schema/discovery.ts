@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { positiveMs } from './fields.ts';
 
-const sourceKind = z.enum(['pods', 'endpointslices']);
+const sourceKind = z.enum(['pods', 'endpointslices', 'inferencepool']);
 const modelPattern = z
   .string()
   .min(1)
@@ -32,6 +32,19 @@ const sourceFields = {
   namespace: z.string().min(1).optional().describe("Namespace to watch; default: the router's own (service-account namespace file), or the kubeconfig context's."),
   labelSelector: z.string().min(1).optional().describe('pods: label selector of the inference pods, e.g. app=vllm (required for pods).'),
   service: z.string().min(1).optional().describe('endpointslices: name of the Service whose EndpointSlices list the engines (required for endpointslices).'),
+  pool: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'an InferencePool name (a DNS subdomain)')
+    .max(253)
+    .optional()
+    .describe(
+      'inferencepool: name of the InferencePool (inference.networking.k8s.io/v1) whose selector and targetPorts name the engines, each target port of a ready pod its own endpoint (required for inferencepool). Its InferenceObjectives and InferenceModelRewrites apply to requests.',
+    ),
+  models: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe('inferencepool: the models the pool serves, which binds them to it: its endpoints take these models\' requests without asking /v1/models. Unset: pod annotations, else /v1/models.'),
   portName: z.string().min(1).default('http').describe('Name of the container port (pods) or Service port (endpointslices) that serves the OpenAI API.'),
   port: z.number().int().min(1).max(65_535).optional().describe('Engine port when neither the switchyard.io/port annotation nor the named port gives one; unset: the only declared port, else 8000 when none is declared.'),
   sliceManagers: z
@@ -45,18 +58,19 @@ const sourceFields = {
 };
 /** Source names the router gives its own sources. */
 const RESERVED_SOURCE_NAMES = ['default', 'static'];
-const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined }, ctx: z.RefinementCtx) => {
+const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined; pool?: string | undefined }, ctx: z.RefinementCtx) => {
   const kind = value.kind ?? value.mode;
   if (kind === 'pods' && value.labelSelector === undefined) ctx.addIssue({ code: 'custom', path: ['labelSelector'], message: 'required when discovering pods' });
   if (kind === 'endpointslices' && value.service === undefined) ctx.addIssue({ code: 'custom', path: ['service'], message: 'required when discovering endpointslices' });
+  if (kind === 'inferencepool' && value.pool === undefined) ctx.addIssue({ code: 'custom', path: ['pool'], message: 'required when discovering an inferencepool' });
 };
 
 export const discovery = z
   .strictObject({
     mode: z
-      .enum(['static', 'pods', 'endpointslices'])
+      .enum(['static', 'pods', 'endpointslices', 'inferencepool'])
       .default('static')
-      .describe('Kubernetes source set by flags/env: static (only `backends`), pods (label selector), endpointslices (a Service).'),
+      .describe('Kubernetes source set by flags/env: static (only `backends`), pods (label selector), endpointslices (a Service), inferencepool (an InferencePool of the Gateway API Inference Extension).'),
     ...sourceFields,
     sources: z
       .record(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'source names are DNS labels'), z.strictObject({ kind: sourceKind, ...sourceFields }).superRefine(requireSelectorOrService))
@@ -73,6 +87,13 @@ export const discovery = z
       .default(false)
       .describe(
         "Allow Kubernetes sources in namespaces other than the router's own (the `mode` source's namespace, else the service account's or kubeconfig context's). Off: such a source stops start-up, since a matching pod there would receive prompts. When on, give those sources allowedModels.",
+      ),
+    endpointPickerService: z
+      .string()
+      .min(1)
+      .default('switchyard')
+      .describe(
+        "Name of switchyard's own Service as an InferencePool's endpointPickerRef would give it. A pool that names another picker is still routed, by switchyard's rules; /debug/endpoints and the log say which picker it names (the chart sets this to its Service).",
       ),
     static: z
       .strictObject(trustFields)
