@@ -54,4 +54,24 @@ describe('switchyard status table', () => {
       '  (21 more skipped: /debug/endpoints lists the first 20)',
     ]);
   });
+
+  it("names an InferencePool's problem, or the other endpoint picker it names", () => {
+    const source = { kind: 'inferencepool', namespace: 'inference', synced: true, healthy: true, endpoints: 0 };
+    const text = statusTable(
+      {
+        synced: true,
+        endpoints: [],
+        discovery: [
+          { ...source, name: 'default', selector: '', pool: { pool: 'inference/old', problem: 'InferencePool old exists only at inference.networking.x-k8s.io/v1alpha2', endpointPicker: null, endpointPickerIsSwitchyard: false } },
+          { ...source, name: 'b', selector: 'app=b', pool: { pool: 'inference/b', problem: null, endpointPicker: 'Service/vllm-epp:9002', endpointPickerIsSwitchyard: false } },
+          { ...source, name: 'c', selector: 'app=c', pool: { pool: 'inference/c', problem: null, endpointPicker: 'Service/switchyard:9002', endpointPickerIsSwitchyard: true } },
+        ],
+      },
+      NOW,
+    );
+    assert.deepEqual(text.filter((line) => line.startsWith('  ')), [
+      '  InferencePool inference/old: InferencePool old exists only at inference.networking.x-k8s.io/v1alpha2',
+      '  InferencePool inference/b names endpoint picker Service/vllm-epp:9002: switchyard routes it by its own rules',
+    ]);
+  });
 });

@@ -43,6 +43,8 @@ export interface DebugSource {
   readonly error?: string | null;
   readonly skippedCount?: number;
   readonly skipped?: readonly { readonly id: string; readonly reason: string }[];
+  /** InferencePool sources: the pool's state. */
+  readonly pool?: { readonly pool: string; readonly problem: string | null; readonly endpointPicker: string | null; readonly endpointPickerIsSwitchyard: boolean };
 }
 
 /** Why an endpoint takes no requests, or `routable`: the first reason that holds, in the order routing checks them. */
@@ -89,6 +91,8 @@ export function statusTable(document: DebugDocument, now: number): string[] {
     const health = source.healthy ? 'healthy' : `failing: ${source.error ?? 'not synced'}`;
     const skipped = source.skippedCount ?? source.skipped?.length ?? 0;
     out.push(`source ${source.name} (${source.kind} in ${source.namespace}, ${source.selector}): ${health}, ${source.endpoints} endpoint${source.endpoints === 1 ? '' : 's'}, ${skipped} skipped`);
+    if (source.pool?.problem != null) out.push(`  InferencePool ${source.pool.pool}: ${source.pool.problem}`);
+    else if (source.pool?.endpointPicker != null && !source.pool.endpointPickerIsSwitchyard) out.push(`  InferencePool ${source.pool.pool} names endpoint picker ${source.pool.endpointPicker}: switchyard routes it by its own rules`);
     for (const object of source.skipped ?? []) out.push(`  skipped ${object.id}: ${object.reason}`);
     if (skipped > (source.skipped?.length ?? 0)) out.push(`  (${skipped - (source.skipped?.length ?? 0)} more skipped: /debug/endpoints lists the first 20)`);
   }

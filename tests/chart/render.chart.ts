@@ -554,6 +554,12 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.equal(podSpec(off).automountServiceAccountToken, false, 'no token');
   });
 
+  it("InferencePool sources: the release's Service is switchyard's name as a pool's endpoint picker; nothing is added without such a source", () => {
+    const discovery = (objects: K8sObject[]) => (parse(renderedConfig(objects)) as { discovery?: Record<string, unknown> }).discovery;
+    assert.equal(discovery(rendered.get('inferencepool-values.yaml') as K8sObject[])?.['endpointPickerService'], 'sy-switchyard');
+    assert.equal(discovery(rendered.get('pods-values.yaml') as K8sObject[])?.['endpointPickerService'], undefined);
+  });
+
   it('replicas: 3 by default, RollingUpdate maxUnavailable 0, PDB maxUnavailable 1 whenever more than one can run, soft spread', async () => {
     const defaults = rendered.get('defaults') as K8sObject[];
     const spec = only(defaults, 'Deployment')['spec'] as { replicas: number; strategy: { type: string; rollingUpdate: { maxUnavailable: number } } };
@@ -713,7 +719,7 @@ describe('chart: helm lint --strict and helm template over the values matrix', {
     assert.doesNotMatch(notes, /inline env values/, 'static discovery reads no pod');
     const pods = await helm(['install', 'notes', CHART, '--namespace', 'inference', '--dry-run=client', '--values', `${CHART}/ci/pods-values.yaml`]);
     assert.equal(pods.code, 0, pods.stderr);
-    assert.match(pods.stdout, /pods discovery: the router's Role can read every pod spec in inference,\s+including inline env values/);
+    assert.match(pods.stdout, /pods and inferencepool discovery: the router's Role can read every pod spec in inference,\s+including inline env values/);
   });
 
   it('names stay within 63 characters for the longest release name helm allows (53)', async () => {

@@ -88,7 +88,7 @@ release namespace, as the router's defaults to its own.
 {{- toJson $out }}
 {{- end }}
 
-{{/* Namespace → sorted kinds (pods, endpointslices) the router reads there, as JSON: discovery's, and
+{{/* Namespace → sorted kinds (pods, endpointslices, inferencepool) the router reads there, as JSON: discovery's, and
 the release namespace's endpointslices when it counts its replicas from its own Service. */}}
 {{- define "switchyard.watchedNamespaces" -}}
 {{- $byNs := dict }}
@@ -274,6 +274,14 @@ the mounted Secrets).
 {{- $tr := get $c "tracing" | default dict }}
 {{- $_ = set $tr "headersFile" (printf "%s/tracing/headers" $base) }}
 {{- $_ = set $c "tracing" $tr }}
+{{- end }}
+{{- /* An InferencePool names its endpoint picker by Service: this release's Service is switchyard's name there. */}}
+{{- $dis := get $c "discovery" | default dict }}
+{{- $pools := false }}
+{{- range $s := include "switchyard.discoverySources" . | fromJsonArray }}{{ if eq $s.kind "inferencepool" }}{{ $pools = true }}{{ end }}{{ end }}
+{{- if and $pools (not (hasKey $dis "endpointPickerService")) }}
+{{- $_ = set $dis "endpointPickerService" (include "switchyard.fullname" .) }}
+{{- $_ = set $c "discovery" $dis }}
 {{- end }}
 {{- include "switchyard.sharedStateConfig" (dict "config" $c "secrets" .Values.secrets "base" $base) }}
 {{- /* Under an HPA the replica count (load.replicas) is maxReplicas: a ceiling that holds while the
