@@ -76,6 +76,18 @@ describe('InferencePool source (fake API server)', () => {
     assert.deepEqual(changes.slice(0, 2).map((c) => c.replace(/ not found.*/, ' not found')), ['ns/pool InferencePool pool not found', 'ns/pool ok']);
   });
 
+  it('without the CRD (the API answers 404) the source is synced with no endpoints and says what to install', async () => {
+    fake.failLists = { count: 1_000, status: 404 };
+    start();
+    await waitFor(() => sets.length === 1, 'first (empty) set');
+    assert.deepEqual(ids(), []);
+    assert.match(status().pool.problem ?? '', /install the Gateway API Inference Extension's CRDs/);
+    fake.failLists = { count: 0, status: 404 };
+    fake.put(podsPath('ns'), pod('a', { ip: '10.0.0.1' }));
+    fake.put(POOLS, selecting({ app: 'engine' }, [8000]));
+    await waitFor(() => ids().length === 1, 'CRD and pool there: routed', 5_000);
+  });
+
   it('a pool only at v1alpha2 is reported as an unsupported version', async () => {
     fake.put(OLD_POOLS, { apiVersion: 'inference.networking.x-k8s.io/v1alpha2', kind: 'InferencePool', metadata: { name: 'pool', namespace: 'ns' }, spec: { selector: { app: 'x' }, targetPortNumber: 8000 } });
     start();

@@ -90,7 +90,11 @@ export class InferencePoolSource implements EndpointSource {
     this.#env = env;
     this.#poolWatcher = new ListWatcher(api, poolsPath(POOL_API, spec.namespace), byName(spec.pool), timing, {
       changed: (objects) => this.#onPool(objects),
-      restarting: (reason, error, delay) => observer.restarted?.(name, reason, error, delay),
+      restarting: (reason, error, delay) => {
+        observer.restarted?.(name, reason, error, delay);
+        // The API serves no such resource: the CRD is not installed, so no pool exists (and none is routed to) until it is.
+        if (error !== undefined && / answered 404\b/.test(error)) this.#use({ problem: `the API serves no ${POOL_API.resource}.${POOL_API.group}/${POOL_API.version}: install the Gateway API Inference Extension's CRDs` });
+      },
     }, env);
   }
 
@@ -188,12 +192,15 @@ export class InferencePoolSource implements EndpointSource {
 
   #podWatch(spec: PoolSpec): KubernetesEndpointSource {
     const { namespace, portName, models } = this.spec;
-    return new KubernetesEndpointSource(this.name, { kind: 'pods', namespace, labelSelector: spec.selector, targetPorts: spec.targetPorts, models, portName }, this.#api, this.#timing, this.#observer, this.#env);
+    // The source's first sync is its own first set ({@link #emit}), not each replaced pod watch's.
+    const observer: KubernetesSourceObserver = { ...this.#observer, synced: () => undefined };
+    return new KubernetesEndpointSource(this.name, { kind: 'pods', namespace, labelSelector: spec.selector, targetPorts: spec.targetPorts, models, portName }, this.#api, this.#timing, observer, this.#env);
   }
 
   #emit(endpoints: Parameters<EndpointSetListener>[0]['endpoints']): void {
     if (this.#stopped) return;
     this.#listener?.({ version: ++this.#version, endpoints });
+    if (this.#version === 1) this.#observer.synced?.(this.name, endpoints.length, this.#pods?.status().skippedCount ?? 0);
   }
 
   #report(reading: PoolReading): void {
