@@ -168,7 +168,7 @@ export class Router {
     this.#capacity.lag.start();
     const { discovery } = this.config;
     if (this.config.backends.length === 0 && discovery.mode === 'static' && Object.keys(discovery.sources).length === 0) {
-      this.logger.warn('no engines configured: every model is unknown until --backend URL, or discovery.mode pods or endpointslices, names some');
+      this.logger.warn('no engines configured: every model is unknown until --backend URL, or discovery.mode pods, endpointslices or inferencepool, names some');
     }
     try {
       const admin = await bindOrExplain('admin', this.config.adminListen, () => this.#servers.admin.start());
