@@ -12,7 +12,7 @@
  * Run: npm run test:k8s (builds or reuses the cached binaries first).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
@@ -142,11 +142,7 @@ describe('Gateway API Inference Extension against a real kube-apiserver', { time
       for (const subject of (object['subjects'] as { namespace: string }[] | undefined) ?? []) subject.namespace = NS;
     });
     token = await cluster.token(NS, 'switchyard');
-    const sa = join(cluster.dir, 'router-sa');
-    mkdirSync(sa);
-    writeFileSync(join(sa, 'token'), token);
-    writeFileSync(join(sa, 'ca.crt'), cluster.ca);
-    writeFileSync(join(sa, 'namespace'), NS);
+    const sa = cluster.mountServiceAccount(token, NS);
     // Two more pools beside the mode's: the canary pool (its own picker named) and one only at v1alpha2.
     const config = join(cluster.dir, 'router.json');
     writeFileSync(config, JSON.stringify({ discovery: { sources: { canary: { kind: 'inferencepool', pool: 'pool-canary' }, old: { kind: 'inferencepool', pool: 'pool-old' } } } }));

@@ -9,7 +9,6 @@
  * Run: npm run test:k8s (builds or reuses the cached binaries first).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { EngineSimulator } from '../../loadtest/sim/server.ts';
@@ -106,12 +105,7 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
       for (const subject of subjects ?? []) subject.namespace = NS;
     });
     token = await cluster.token(NS, 'switchyard');
-    // What the kubelet mounts into the router's pod.
-    const sa = join(cluster.dir, 'router-sa');
-    mkdirSync(sa);
-    writeFileSync(join(sa, 'token'), token);
-    writeFileSync(join(sa, 'ca.crt'), cluster.ca);
-    writeFileSync(join(sa, 'namespace'), NS);
+    const sa = cluster.mountServiceAccount(token, NS);
     const { host, port } = cluster.hostPort;
     router = await startRouter(
       ['--discovery-mode', 'pods', '--discovery-label-selector', 'app=sim', '--discovery-service-account-dir', sa, '--discovery-backoff-initial-ms', '200', '--discovery-backoff-max-ms', '2000'],
@@ -260,7 +254,7 @@ describe('pod discovery against a real kube-apiserver', { timeout: 600_000 }, ()
   });
 
   it('a router pointed at a namespace it has no rights in stays unready and says 403', async () => {
-    const sa = join(cluster.dir, 'router-sa');
+    const sa = cluster.mountServiceAccount(token, NS);
     const { host, port } = cluster.hostPort;
     const denied = await startRouter(
       ['--discovery-mode', 'pods', '--discovery-namespace', OTHER_NS, '--discovery-label-selector', 'app=sim', '--discovery-service-account-dir', sa, '--discovery-backoff-initial-ms', '100', '--discovery-backoff-max-ms', '200'],

@@ -5,7 +5,7 @@
  * process die first, by an exit handler that kills the recorded pids.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,6 +136,19 @@ export class Cluster {
       spec: { expirationSeconds: 3600 },
     })) as { status: { token: string } };
     return body.status.token;
+  }
+
+  /**
+   * What the kubelet mounts into the router's pod: a directory with `token`,
+   * the apiserver's `ca.crt` and `namespace` (for `--discovery-service-account-dir`).
+   */
+  mountServiceAccount(token: string, namespace: string): string {
+    const dir = join(this.dir, 'router-sa');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'token'), token);
+    writeFileSync(join(dir, 'ca.crt'), this.ca);
+    writeFileSync(join(dir, 'namespace'), namespace);
+    return dir;
   }
 
   /** A kubeconfig that authenticates with `token` (for `--kubeconfig`). */
