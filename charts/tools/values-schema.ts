@@ -207,7 +207,7 @@ const chartValues = z
       .strict()
       .describe('The router identity.'),
     rbac: z
-      .object({ create: z.boolean().describe('A Role and RoleBinding (get/list/watch on pods or endpointslices) in each namespace discovery watches.') })
+      .object({ create: z.boolean().describe('A Role and RoleBinding (get/list/watch on pods or endpointslices; for an inferencepool, on its pool, pods, objectives and rewrites) in each namespace discovery watches.') })
       .strict()
       .describe('Discovery RBAC.'),
     podSecurityContext: k8sObject('Pod securityContext (restricted Pod Security by default).'),
