@@ -94,7 +94,10 @@ describe('Gateway API Inference Extension against a real kube-apiserver', { time
     await write();
     const ms = await waitForDebug(r().admin, expect, since, event);
     latencies.push({ event, ms });
-    assert.ok(ms <= FOLLOW_MS, `${event}: routing followed after ${ms.toFixed(0)} ms (bar ${FOLLOW_MS} ms)`);
+    if (ms > FOLLOW_MS) {
+      const doc = (await debugDocument(r().admin)) as unknown as { endpoints: { id: string; modelProbe: unknown }[] };
+      assert.fail(`${event}: routing followed after ${ms.toFixed(0)} ms (bar ${FOLLOW_MS} ms); model probes: ${JSON.stringify(doc.endpoints.map((e) => [e.id, e.modelProbe]))}`);
+    }
     return ms;
   }
 
