@@ -175,6 +175,14 @@ describe('configuration: discovery trust settings', () => {
     assert.deepEqual(config([], { SWITCHYARD_DISCOVERY_ALLOWED_MODELS: 'a,b-*' }).discovery.allowedModels, ['a', 'b-*']);
   });
 
+  it('an inferencepool source needs its pool; pool and models belong to inferencepool sources only', () => {
+    const c = config(['--discovery-mode', 'inferencepool', '--discovery-pool', 'vllm-llama']);
+    assert.deepEqual([c.discovery.mode, c.discovery.pool, c.discovery.endpointPickerService], ['inferencepool', 'vllm-llama', 'switchyard']);
+    assert.throws(() => loadConfig(['--discovery-mode', 'inferencepool'], {}), /discovery\.pool: required when discovering an inferencepool/);
+    const misplaced = tempFile('c.yaml', 'discovery:\n  sources:\n    b:\n      kind: pods\n      labelSelector: app=vllm\n      models: [m]\n');
+    assert.throws(() => loadConfig(['--config', misplaced], {}), /discovery\.sources\.b\.models: only for an inferencepool source/);
+  });
+
   it('rejects a * anywhere but at the end, an empty allow-list, and the reserved source names', () => {
     assert.throws(() => loadConfig(['--discovery-allowed-models', 'llama-*-prod'], {}), /discovery\.allowedModels/);
     const empty = tempFile('c.yaml', 'discovery:\n  static:\n    allowedModels: []\n');

@@ -58,11 +58,18 @@ const sourceFields = {
 };
 /** Source names the router gives its own sources. */
 const RESERVED_SOURCE_NAMES = ['default', 'static'];
-const requireSelectorOrService = (value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined; pool?: string | undefined }, ctx: z.RefinementCtx) => {
+const requireSelectorOrService = (
+  value: { kind?: string; mode?: string; labelSelector?: string | undefined; service?: string | undefined; pool?: string | undefined; models?: readonly string[] | undefined },
+  ctx: z.RefinementCtx,
+) => {
   const kind = value.kind ?? value.mode;
   if (kind === 'pods' && value.labelSelector === undefined) ctx.addIssue({ code: 'custom', path: ['labelSelector'], message: 'required when discovering pods' });
   if (kind === 'endpointslices' && value.service === undefined) ctx.addIssue({ code: 'custom', path: ['service'], message: 'required when discovering endpointslices' });
   if (kind === 'inferencepool' && value.pool === undefined) ctx.addIssue({ code: 'custom', path: ['pool'], message: 'required when discovering an inferencepool' });
+  // Read by inferencepool sources only: anywhere else they would be silently ignored.
+  for (const field of ['pool', 'models'] as const) {
+    if (kind !== 'inferencepool' && value[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'only for an inferencepool source' });
+  }
 };
 
 export const discovery = z
