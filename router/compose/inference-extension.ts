@@ -36,6 +36,7 @@ export function buildInferenceExtension(config: Config, deps: { readonly kuberne
   }));
   rewrites.set(configured, []);
   const watch = deps.kubernetes?.inferenceObjects;
+  let logged = '';
   return {
     rewrites,
     objectives,
@@ -43,7 +44,11 @@ export function buildInferenceExtension(config: Config, deps: { readonly kuberne
       watch?.start((objects) => {
         rewrites.set(configured, objects.rewrites);
         objectives.set(objects.objectives);
-        deps.logger.info({ rewrites: objects.rewrites.map((r) => r.id), objectives: objects.objectives.length }, 'InferenceModelRewrites and InferenceObjectives updated');
+        // Every re-list delivers a snapshot: log only what changed.
+        const inForce = { rewrites: rewrites.rules, objectives: Object.fromEntries(objectives.classes) };
+        const key = JSON.stringify(inForce);
+        if (key !== logged) deps.logger.info(inForce, 'model rewrites and InferenceObjective classes in force');
+        logged = key;
       }),
     debugStatus: () => ({
       rewrites: rewrites.rules,
