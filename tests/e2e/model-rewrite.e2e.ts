@@ -59,18 +59,18 @@ describe('model rewrites from the config file', () => {
     assert.deepEqual([line?.['model'], line?.['requestedModel'], line?.['rewrite']], [target, 'chat', 'config/canary']);
   });
 
-  it('a session key keeps its target; distinct keys split 90/10 (±2.5% over 2,000)', async () => {
+  it('a session key keeps its target; distinct keys split 90/10 (±3% over 1,000)', async () => {
     const first = answeredAs((await ask('chat', { 'x-session-id': 'steady' })).body);
     for (let i = 0; i < 5; i++) assert.equal(answeredAs((await ask('chat', { 'x-session-id': 'steady' })).body), first);
     let canary = 0;
-    for (let batch = 0; batch < 100; batch++) {
+    for (let batch = 0; batch < 50; batch++) {
       const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => ask('chat', { 'x-session-id': `user-${batch}-${i}` })));
       for (const answer of answers) {
         assert.equal(answer.status, 200);
         if (answeredAs(answer.body) === 'chat-v2') canary++;
       }
     }
-    assert.ok(Math.abs(canary / 2_000 - 0.1) <= 0.025, `canary share ${canary / 2_000}`);
+    assert.ok(Math.abs(canary / 1_000 - 0.1) <= 0.03, `canary share ${canary / 1_000}`);
   });
 
   it('an exact rule beats the older generic one; the generic one catches every other model', async () => {
