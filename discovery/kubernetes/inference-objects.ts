@@ -11,6 +11,8 @@
  * reported with why and left out, never a crash.
  */
 
+import { field } from './inference-pool.ts';
+
 /** Where the objects live. */
 export const OBJECTIVE_API = { group: 'inference.networking.x-k8s.io', version: 'v1alpha2', resource: 'inferenceobjectives' } as const;
 export const REWRITE_API = { group: 'inference.networking.x-k8s.io', version: 'v1alpha2', resource: 'inferencemodelrewrites' } as const;
@@ -127,6 +129,16 @@ function metadataOf(object: unknown): { namespace: string; name: string; created
   return { namespace: typeof namespace === 'string' ? namespace : '', name, createdAt: Number.isFinite(created) ? created : 0 };
 }
 
-function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+/**
+ * Order of precedence among objects of one kind: the oldest first
+ * (`creationTimestamp` has whole seconds), then by `id` (`namespace/name`),
+ * so that replicas agree on a tie.
+ */
+export function oldestFirst<T extends { readonly createdAt: number }>(id: (object: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+    const x = id(a);
+    const y = id(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
 }

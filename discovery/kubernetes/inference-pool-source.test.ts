@@ -37,7 +37,7 @@ describe('InferencePool source (fake API server)', () => {
   });
 
   function start(models?: string[]): InferencePoolSource {
-    source = new InferencePoolSource('pool-a', { namespace: 'ns', pool: 'pool', portName: 'http', models, ownPickerService: 'switchyard' }, api, FAST, {
+    source = new InferencePoolSource('pool-a', { namespace: 'ns', pool: 'pool', models, ownPickerService: 'switchyard' }, api, FAST, {
       poolChanged: (_source, pool, problem, foreign) => changes.push(`${pool} ${problem ?? 'ok'}${foreign === undefined ? '' : ` picker ${foreign}`}`),
     });
     source.start((set) => sets.push(set));

@@ -26,13 +26,14 @@ export interface InferencePoolSourceSpec {
   readonly namespace: string;
   /** The InferencePool's name. */
   readonly pool: string;
-  /** Name of the container port for the model probe's fallbacks; unused (the pool's target ports decide). */
-  readonly portName: string;
   /** The models the pool's endpoints serve (a model bound to the pool), in place of annotations and /v1/models. */
   readonly models?: readonly string[] | undefined;
   /** The Service name a pool gives as its endpoint picker when switchyard is that picker. */
   readonly ownPickerService: string;
 }
+
+/** The pod watch's port name: never read, since the pool's target ports decide every endpoint's port. */
+const POOL_PORTS = 'targetPorts';
 
 /** The pool's state in `/debug/endpoints`. */
 export interface PoolStatus {
@@ -191,10 +192,10 @@ export class InferencePoolSource implements EndpointSource {
   }
 
   #podWatch(spec: PoolSpec): KubernetesEndpointSource {
-    const { namespace, portName, models } = this.spec;
+    const { namespace, models } = this.spec;
     // The source's first sync is its own first set ({@link #emit}), not each replaced pod watch's.
     const observer: KubernetesSourceObserver = { ...this.#observer, synced: () => undefined };
-    return new KubernetesEndpointSource(this.name, { kind: 'pods', namespace, labelSelector: spec.selector, targetPorts: spec.targetPorts, models, portName }, this.#api, this.#timing, observer, this.#env);
+    return new KubernetesEndpointSource(this.name, { kind: 'pods', namespace, labelSelector: spec.selector, targetPorts: spec.targetPorts, models, portName: POOL_PORTS }, this.#api, this.#timing, observer, this.#env);
   }
 
   #emit(endpoints: Parameters<EndpointSetListener>[0]['endpoints']): void {

@@ -119,6 +119,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function field(value: unknown, key: string): unknown {
+/** `value[key]` when `value` is a JSON object, else undefined: reading an object the API sent, whatever its shape. */
+export function field(value: unknown, key: string): unknown {
   return isRecord(value) ? value[key] : undefined;
 }

@@ -100,7 +100,7 @@ export class KubernetesDiscovery implements EndpointSource {
       const namespace = source.namespace ?? kube.defaultNamespace;
       if (namespace === undefined) throw new Error(`discovery source ${name}: no namespace given and none found in ${connection.serviceAccountDir}/namespace`);
       if (source.kind === 'inferencepool') return new InferencePoolSource(name, poolSpecOf(name, source, namespace, options), api, options, observer);
-      return new KubernetesEndpointSource(name, specOf(name, source, namespace), api, options, observer);
+      return new KubernetesEndpointSource(name, specOf(name, { ...source, kind: source.kind }, namespace), api, options, observer);
     });
     if (options.crossNamespace !== true) {
       const home = sources.find((source) => source.name === MODE_SOURCE_NAME)?.namespace ?? kube.defaultNamespace;
@@ -154,16 +154,15 @@ function inferenceObjectsOf(sources: readonly KubernetesSource[], api: ListWatch
 
 function poolSpecOf(name: string, source: SourceOptions, namespace: string, options: DiscoveryOptions): InferencePoolSource['spec'] {
   if (source.pool === undefined) throw new Error(`discovery source ${name}: inferencepool needs a pool`);
-  return { namespace, pool: source.pool, portName: source.portName, models: source.models, ownPickerService: options.endpointPickerService };
+  return { namespace, pool: source.pool, models: source.models, ownPickerService: options.endpointPickerService };
 }
 
-function specOf(name: string, source: SourceOptions, namespace: string): KubernetesSourceSpec {
+function specOf(name: string, source: SourceOptions & { readonly kind: KubernetesSourceSpec['kind'] }, namespace: string): KubernetesSourceSpec {
   const port = { portName: source.portName, ...(source.port === undefined ? {} : { port: source.port }) };
   if (source.kind === 'pods') {
     if (source.labelSelector === undefined) throw new Error(`discovery source ${name}: pods need a labelSelector`);
     return { kind: 'pods', namespace, labelSelector: source.labelSelector, ...port };
   }
-  if (source.kind === 'inferencepool') throw new Error(`discovery source ${name}: an inferencepool is not a pod or slice source`);
   if (source.service === undefined) throw new Error(`discovery source ${name}: endpointslices need a service`);
   return { kind: 'endpointslices', namespace, service: source.service, sliceManagers: source.sliceManagers, ...port };
 }

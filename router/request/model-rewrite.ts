@@ -15,7 +15,7 @@
  * The table is rebuilt whenever the rules change (rarely), so a request
  * costs one map lookup, and one hash when it has a key.
  */
-import type { RewriteRules, RewriteTarget } from '../../discovery/kubernetes/inference-objects.ts';
+import { oldestFirst, type RewriteRules, type RewriteTarget } from '../../discovery/kubernetes/inference-objects.ts';
 import { hashString, mix32 } from '../load/hash.ts';
 import type { Random } from '../scheduling/candidate.ts';
 
@@ -52,7 +52,7 @@ export class ModelRewrites {
 
   /** Replaces the rules: `configured` (the config file's, oldest) then `cluster` (the InferenceModelRewrites). */
   set(configured: readonly RewriteRules[], cluster: readonly RewriteRules[]): void {
-    const ordered = [...configured, ...[...cluster].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))];
+    const ordered = [...configured, ...[...cluster].sort(oldestFirst((rules) => rules.id))];
     const exact = new Map<string, ReadyRule>();
     let generic: ReadyRule | undefined;
     for (const rules of ordered) {

@@ -11,7 +11,7 @@
  * up across every watched pool. When two pools' objectives share a name, the
  * older object wins, as the API resolves its own conflicts.
  */
-import type { Objective } from '../../discovery/kubernetes/inference-objects.ts';
+import { oldestFirst, type Objective } from '../../discovery/kubernetes/inference-objects.ts';
 import { firstHeaderValue } from '../header-value.ts';
 import type { Priority } from '../scheduling/priority.ts';
 
@@ -35,9 +35,9 @@ export class ObjectivePriorities {
 
   /** Replaces the objectives. */
   set(objectives: readonly Objective[]): void {
-    const oldestFirst = [...objectives].sort((a, b) => a.createdAt - b.createdAt || compare(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+    const ordered = [...objectives].sort(oldestFirst((objective) => `${objective.namespace}/${objective.name}`));
     const classes = new Map<string, Priority>();
-    for (const objective of oldestFirst) if (!classes.has(objective.name)) classes.set(objective.name, this.classOf(objective.priority));
+    for (const objective of ordered) if (!classes.has(objective.name)) classes.set(objective.name, this.classOf(objective.priority));
     this.#classes = classes;
   }
 
@@ -63,8 +63,4 @@ export class ObjectivePriorities {
     this.#unknown();
     return 'normal';
   }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
